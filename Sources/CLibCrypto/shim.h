@@ -1,0 +1,57 @@
+#ifndef IDTOKENKIT_CLIBCRYPTO_SHIM_H
+#define IDTOKENKIT_CLIBCRYPTO_SHIM_H
+
+/* The one-shot SHA-256 is marked deprecated in OpenSSL 3 but is the cheapest way to hash a
+ * signing input: no EVP_MD_CTX allocation, no provider fetch. */
+#define OPENSSL_SUPPRESS_DEPRECATED 1
+
+#include <openssl/bn.h>
+#include <openssl/bio.h>
+#include <openssl/core_names.h>
+#include <openssl/crypto.h>
+#include <openssl/err.h>
+#include <openssl/evp.h>
+#include <openssl/param_build.h>
+#include <openssl/pem.h>
+#include <openssl/rand.h>
+#include <openssl/rsa.h>
+#include <openssl/sha.h>
+#include <openssl/x509.h>
+
+static inline unsigned char *idtk_sha256(const void *data, size_t len, unsigned char *out) {
+    return SHA256((const unsigned char *)data, len, out);
+}
+static inline unsigned char *idtk_sha384(const void *data, size_t len, unsigned char *out) {
+    return SHA384((const unsigned char *)data, len, out);
+}
+static inline unsigned char *idtk_sha512(const void *data, size_t len, unsigned char *out) {
+    return SHA512((const unsigned char *)data, len, out);
+}
+
+/* Macros in OpenSSL that Swift cannot import. */
+static inline int idtk_pkey_ctx_set_rsa_padding(EVP_PKEY_CTX *ctx, int padding) {
+    return EVP_PKEY_CTX_set_rsa_padding(ctx, padding);
+}
+static inline int idtk_pkey_ctx_set_rsa_pss_saltlen(EVP_PKEY_CTX *ctx, int len) {
+    return EVP_PKEY_CTX_set_rsa_pss_saltlen(ctx, len);
+}
+static inline int idtk_pkey_ctx_set_signature_md(EVP_PKEY_CTX *ctx, const EVP_MD *md) {
+    return EVP_PKEY_CTX_set_signature_md(ctx, md);
+}
+static inline int idtk_pkey_ctx_set_rsa_mgf1_md(EVP_PKEY_CTX *ctx, const EVP_MD *md) {
+    return EVP_PKEY_CTX_set_rsa_mgf1_md(ctx, md);
+}
+static inline BIO *idtk_bio_new_mem(const void *buf, int len) {
+    return BIO_new_mem_buf(buf, len);
+}
+static inline const int idtk_rsa_pkcs1_padding(void) { return RSA_PKCS1_PADDING; }
+static inline const int idtk_rsa_pkcs1_pss_padding(void) { return RSA_PKCS1_PSS_PADDING; }
+
+static inline const int idtk_evp_pkey_public_key_selection(void) { return EVP_PKEY_PUBLIC_KEY; }
+/* OSSL_PARAM_BLD keeps the parameter-name pointers until OSSL_PARAM_BLD_to_param, so the names must have
+ * static storage; Swift string arguments would not outlive the push call. */
+static inline const char *idtk_param_rsa_n(void) { return OSSL_PKEY_PARAM_RSA_N; }
+static inline const char *idtk_param_rsa_e(void) { return OSSL_PKEY_PARAM_RSA_E; }
+static inline const char *idtk_param_group(void) { return OSSL_PKEY_PARAM_GROUP_NAME; }
+static inline const char *idtk_param_pub(void) { return OSSL_PKEY_PARAM_PUB_KEY; }
+#endif

@@ -1,0 +1,456 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Why a JSON text was refused, with the byte offset where the reader stopped.
+public struct JSONSyntaxError: Error, Sendable, CustomStringConvertible {
+    public let reason: String
+    public let offset: Int
+    public var description: String { "\(reason) at byte \(offset)" }
+}
+
+/// The kind of a JSON value.
+public enum JSONKind: UInt8, Sendable {
+    case object, array, string, integer, real, `true`, `false`, null
+}
+
+/// One member of an object, as byte ranges into the document.
+@usableFromInline
+struct JSONMember: Sendable {
+    @usableFromInline var keyStart: Int32
+    @usableFromInline var keyEnd: Int32
+    @usableFromInline var valueStart: Int32
+    @usableFromInline var valueEnd: Int32
+    @usableFromInline var keyHash: UInt64
+    @usableFromInline var kind: JSONKind
+    @usableFromInline var keyEscaped: Bool
+    @usableFromInline var valueEscaped: Bool
+}
+
+/// A strict, single-pass reader for the small JSON objects inside a token (its header and its claims).
+///
+/// It accepts exactly RFC 8259 JSON encoded as UTF-8 and refuses, like Jansson with `JSON_REJECT_DUPLICATES`:
+/// duplicate member names at any depth (compared after unescaping), invalid UTF-8, lone surrogates, `\u0000`,
+/// integers outside Int64, reals that overflow, a byte-order mark, and anything after the value. It also
+/// refuses nesting deeper than `maxDepth`. The top-level object's members are indexed as byte ranges; values
+/// are decoded only when asked for, so checking a token's claims never builds a dictionary or copies the
+/// payload into `String`s. The test suite checks it against Jansson on the same bytes.
+@usableFromInline
+struct JSONReader {
+    @usableFromInline let base: UnsafePointer<UInt8>
+    @usableFromInline let end: Int
+    @usableFromInline var index: Int = 0
+    @usableFromInline let maxDepth: Int
+    /// Keys of the objects being read, innermost last; the first `topLevelCount` are the document's members.
+    @usableFromInline var scratch: [JSONMember]
+
+    @usableFromInline
+    init(_ buffer: UnsafeBufferPointer<UInt8>, maxDepth: Int, capacity: Int) {
+        self.base = buffer.baseAddress ?? UnsafePointer(bitPattern: 1)!
+        self.end = buffer.count
+        self.maxDepth = maxDepth
+        self.scratch = []
+        scratch.reserveCapacity(capacity)
+    }
+
+    @usableFromInline
+    func fail(_ reason: String) -> JSONSyntaxError { JSONSyntaxError(reason: reason, offset: index) }
+
+    @inline(__always) @usableFromInline
+    mutating func skipWhitespace() {
+        while index < end {
+            let c = base[index]
+            if c == 0x20 || c == 0x0A || c == 0x0D || c == 0x09 { index += 1 } else { return }
+        }
+    }
+
+    /// Reads a whole document that must be one object; returns its members.
+    @usableFromInline
+    mutating func readTopLevelObject() throws(JSONSyntaxError) -> [JSONMember] {
+        skipWhitespace()
+        guard index < end, base[index] == UInt8(ascii: "{") else { throw fail("expected a JSON object") }
+        try readObject(depth: 1, keep: true)
+        skipWhitespace()
+        guard index == end else { throw fail("unexpected data after the JSON value") }
+        return scratch
+    }
+
+    /// Reads any value at `index`; returns its kind and whether a string held escapes.
+    @usableFromInline
+    mutating func readValue(depth: Int) throws(JSONSyntaxError) -> (JSONKind, Bool) {
+        guard index < end else { throw fail("unexpected end of JSON") }
+        switch base[index] {
+        case UInt8(ascii: "\""):
+            let escaped = try readString()
+            return (.string, escaped)
+        case UInt8(ascii: "{"):
+            guard depth < maxDepth else { throw fail("nesting deeper than \(maxDepth)") }
+            try readObject(depth: depth + 1, keep: false)
+            return (.object, false)
+        case UInt8(ascii: "["):
+            guard depth < maxDepth else { throw fail("nesting deeper than \(maxDepth)") }
+            try readArray(depth: depth + 1)
+            return (.array, false)
+        case UInt8(ascii: "t"):
+            try expectLiteral(0x74_72_75_65, length: 4)
+            return (.true, false)
+        case UInt8(ascii: "f"):
+            guard end - index >= 5, base[index + 4] == UInt8(ascii: "e") else { throw fail("invalid literal") }
+            try expectLiteral(0x66_61_6C_73, length: 4)
+            index += 1
+            return (.false, false)
+        case UInt8(ascii: "n"):
+            try expectLiteral(0x6E_75_6C_6C, length: 4)
+            return (.null, false)
+        case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
+            return (try readNumber(), false)
+        default:
+            throw fail("invalid JSON value")
+        }
+    }
+
+    @inline(__always) @usableFromInline
+    mutating func expectLiteral(_ word: UInt32, length: Int) throws(JSONSyntaxError) {
+        guard end - index >= length else { throw fail("invalid literal") }
+        let got = UInt32(base[index]) << 24 | UInt32(base[index + 1]) << 16 | UInt32(base[index + 2]) << 8 | UInt32(base[index + 3])
+        guard got == word else { throw fail("invalid literal") }
+        index += length
+    }
+
+    @usableFromInline
+    mutating func readObject(depth: Int, keep: Bool) throws(JSONSyntaxError) {
+        index += 1  // {
+        let frame = scratch.count
+        skipWhitespace()
+        if index < end, base[index] == UInt8(ascii: "}") {
+            index += 1
+            return
+        }
+        while true {
+            skipWhitespace()
+            guard index < end, base[index] == UInt8(ascii: "\"") else { throw fail("expected a member name") }
+            let keyStart = index + 1
+            let keyEscaped = try readString()
+            let keyEnd = index - 1
+            let hash = keyEscaped ? hashEscapedKey(keyStart, keyEnd) : Self.fnv(base + keyStart, keyEnd - keyStart)
+            // Duplicate names: compare against the names already seen in this object.
+            var k = frame
+            while k < scratch.count {
+                if scratch[k].keyHash == hash, keysEqual(scratch[k], keyStart, keyEnd, keyEscaped) {
+                    throw JSONSyntaxError(reason: "duplicate object member", offset: keyStart - 1)
+                }
+                k += 1
+            }
+            skipWhitespace()
+            guard index < end, base[index] == UInt8(ascii: ":") else { throw fail("expected ':'") }
+            index += 1
+            skipWhitespace()
+            let valueStart = index
+            let slot = scratch.count
+            scratch.append(JSONMember(keyStart: Int32(keyStart), keyEnd: Int32(keyEnd), valueStart: Int32(valueStart),
+                                      valueEnd: 0, keyHash: hash, kind: .null, keyEscaped: keyEscaped, valueEscaped: false))
+            let (kind, valueEscaped) = try readValue(depth: depth)
+            // A nested object leaves its own keys above `slot`; they are not members of this object.
+            if scratch.count > slot + 1 { scratch.removeSubrange((slot + 1)...) }
+            scratch[slot].valueEnd = Int32(index)
+            scratch[slot].kind = kind
+            scratch[slot].valueEscaped = valueEscaped
+            skipWhitespace()
+            guard index < end else { throw fail("unexpected end of JSON in an object") }
+            let c = base[index]
+            index += 1
+            if c == UInt8(ascii: ",") { continue }
+            if c == UInt8(ascii: "}") { break }
+            index -= 1
+            throw fail("expected ',' or '}'")
+        }
+        if !keep { scratch.removeSubrange(frame...) }
+    }
+
+    @usableFromInline
+    mutating func readArray(depth: Int) throws(JSONSyntaxError) {
+        index += 1  // [
+        skipWhitespace()
+        if index < end, base[index] == UInt8(ascii: "]") {
+            index += 1
+            return
+        }
+        let frame = scratch.count
+        while true {
+            skipWhitespace()
+            _ = try readValue(depth: depth)
+            if scratch.count > frame { scratch.removeSubrange(frame...) }
+            skipWhitespace()
+            guard index < end else { throw fail("unexpected end of JSON in an array") }
+            let c = base[index]
+            index += 1
+            if c == UInt8(ascii: ",") { continue }
+            if c == UInt8(ascii: "]") { return }
+            index -= 1
+            throw fail("expected ',' or ']'")
+        }
+    }
+
+    /// Reads a string starting at its opening quote; leaves `index` after the closing quote.
+    /// Returns whether it contains escapes.
+    @usableFromInline
+    mutating func readString() throws(JSONSyntaxError) -> Bool {
+        index += 1
+        var escaped = false
+        while index < end {
+            let c = base[index]
+            if c == UInt8(ascii: "\"") {
+                index += 1
+                return escaped
+            }
+            if c == UInt8(ascii: "\\") {
+                escaped = true
+                try readEscape()
+            } else if c < 0x20 {
+                throw fail("control character in a string")
+            } else if c < 0x80 {
+                index += 1
+            } else {
+                try readUTF8Sequence()
+            }
+        }
+        throw fail("unterminated string")
+    }
+
+    @usableFromInline
+    mutating func readEscape() throws(JSONSyntaxError) {
+        guard end - index >= 2 else { throw fail("unterminated escape") }
+        switch base[index + 1] {
+        case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"), UInt8(ascii: "b"),
+             UInt8(ascii: "f"), UInt8(ascii: "n"), UInt8(ascii: "r"), UInt8(ascii: "t"):
+            index += 2
+        case UInt8(ascii: "u"):
+            index += 2
+            let unit = try readHex4()
+            if unit == 0 { throw fail("\\u0000 is not allowed") }
+            if unit >= 0xD800 && unit <= 0xDBFF {
+                guard end - index >= 6, base[index] == UInt8(ascii: "\\"), base[index + 1] == UInt8(ascii: "u") else {
+                    throw fail("lone high surrogate")
+                }
+                index += 2
+                let low = try readHex4()
+                guard low >= 0xDC00 && low <= 0xDFFF else { throw fail("high surrogate not followed by a low surrogate") }
+            } else if unit >= 0xDC00 && unit <= 0xDFFF {
+                throw fail("lone low surrogate")
+            }
+        default:
+            throw fail("invalid escape")
+        }
+    }
+
+    @usableFromInline
+    mutating func readHex4() throws(JSONSyntaxError) -> UInt32 {
+        guard end - index >= 4 else { throw fail("truncated \\u escape") }
+        var value: UInt32 = 0
+        for k in 0..<4 {
+            guard let digit = Self.hexValue(base[index + k]) else { throw fail("invalid \\u escape") }
+            value = value << 4 | UInt32(digit)
+        }
+        index += 4
+        return value
+    }
+
+    @inline(__always) @usableFromInline
+    static func hexValue(_ c: UInt8) -> UInt8? {
+        switch c {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): return c - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): return c - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): return c - UInt8(ascii: "A") + 10
+        default: return nil
+        }
+    }
+
+    /// Well-formed UTF-8 per Unicode table 3-7: no overlong forms, no surrogates, nothing above U+10FFFF.
+    @usableFromInline
+    mutating func readUTF8Sequence() throws(JSONSyntaxError) {
+        let c0 = base[index]
+        let remaining = end - index
+        @inline(__always) func cont(_ b: UInt8) -> Bool { b & 0xC0 == 0x80 }
+        switch c0 {
+        case 0xC2...0xDF:
+            guard remaining >= 2, cont(base[index + 1]) else { throw fail("invalid UTF-8") }
+            index += 2
+        case 0xE0...0xEF:
+            guard remaining >= 3 else { throw fail("invalid UTF-8") }
+            let c1 = base[index + 1]
+            let lowOK: Bool
+            switch c0 {
+            case 0xE0: lowOK = c1 >= 0xA0 && c1 <= 0xBF
+            case 0xED: lowOK = c1 >= 0x80 && c1 <= 0x9F
+            default: lowOK = cont(c1)
+            }
+            guard lowOK, cont(base[index + 2]) else { throw fail("invalid UTF-8") }
+            index += 3
+        case 0xF0...0xF4:
+            guard remaining >= 4 else { throw fail("invalid UTF-8") }
+            let c1 = base[index + 1]
+            let lowOK: Bool
+            switch c0 {
+            case 0xF0: lowOK = c1 >= 0x90 && c1 <= 0xBF
+            case 0xF4: lowOK = c1 >= 0x80 && c1 <= 0x8F
+            default: lowOK = cont(c1)
+            }
+            guard lowOK, cont(base[index + 2]), cont(base[index + 3]) else { throw fail("invalid UTF-8") }
+            index += 4
+        default:
+            throw fail("invalid UTF-8")
+        }
+    }
+
+    @usableFromInline
+    mutating func readNumber() throws(JSONSyntaxError) -> JSONKind {
+        let start = index
+        if base[index] == UInt8(ascii: "-") { index += 1 }
+        guard index < end else { throw fail("invalid number") }
+        if base[index] == UInt8(ascii: "0") {
+            index += 1
+        } else if base[index] >= UInt8(ascii: "1") && base[index] <= UInt8(ascii: "9") {
+            while index < end, base[index] >= UInt8(ascii: "0"), base[index] <= UInt8(ascii: "9") { index += 1 }
+        } else {
+            throw fail("invalid number")
+        }
+        var isReal = false
+        if index < end, base[index] == UInt8(ascii: ".") {
+            isReal = true
+            index += 1
+            let digits = index
+            while index < end, base[index] >= UInt8(ascii: "0"), base[index] <= UInt8(ascii: "9") { index += 1 }
+            guard index > digits else { throw fail("invalid number") }
+        }
+        if index < end, base[index] == UInt8(ascii: "e") || base[index] == UInt8(ascii: "E") {
+            isReal = true
+            index += 1
+            if index < end, base[index] == UInt8(ascii: "+") || base[index] == UInt8(ascii: "-") { index += 1 }
+            let digits = index
+            while index < end, base[index] >= UInt8(ascii: "0"), base[index] <= UInt8(ascii: "9") { index += 1 }
+            guard index > digits else { throw fail("invalid number") }
+        }
+        let span = UnsafeBufferPointer(start: base + start, count: index - start)
+        if isReal {
+            guard JSONReader.parseReal(span) != nil else { throw JSONSyntaxError(reason: "real number overflow", offset: start) }
+            return .real
+        }
+        guard JSONReader.parseInteger(span) != nil else { throw JSONSyntaxError(reason: "integer out of range", offset: start) }
+        return .integer
+    }
+
+    /// A validated integer literal as Int64; nil on overflow.
+    @usableFromInline
+    static func parseInteger(_ span: UnsafeBufferPointer<UInt8>) -> Int64? {
+        var i = 0
+        let negative = span[0] == UInt8(ascii: "-")
+        if negative { i = 1 }
+        var value: Int64 = 0
+        while i < span.count {
+            let digit = Int64(span[i] &- UInt8(ascii: "0"))
+            let (m, o1) = value.multipliedReportingOverflow(by: 10)
+            let (s, o2) = negative ? m.subtractingReportingOverflow(digit) : m.addingReportingOverflow(digit)
+            if o1 || o2 { return nil }
+            value = s
+            i += 1
+        }
+        return value
+    }
+
+    /// A validated real literal as Double; nil when it overflows to infinity.
+    @usableFromInline
+    static func parseReal(_ span: UnsafeBufferPointer<UInt8>) -> Double? {
+        let value: Double = withUnsafeTemporaryAllocation(of: CChar.self, capacity: span.count + 1) { buffer in
+            for k in 0..<span.count { buffer[k] = CChar(bitPattern: span[k]) }
+            buffer[span.count] = 0
+            return strtod(buffer.baseAddress!, nil)
+        }
+        return value.isFinite ? value : nil
+    }
+
+    @inline(__always) @usableFromInline
+    static func fnv(_ p: UnsafePointer<UInt8>, _ count: Int) -> UInt64 {
+        var h: UInt64 = 0xcbf2_9ce4_8422_2325
+        for k in 0..<count { h = (h ^ UInt64(p[k])) &* 0x100_0000_01b3 }
+        return h
+    }
+
+    @usableFromInline
+    func hashEscapedKey(_ start: Int, _ end: Int) -> UInt64 {
+        let decoded = JSONReader.unescape(UnsafeBufferPointer(start: base + start, count: end - start))
+        return decoded.withUnsafeBufferPointer { JSONReader.fnv($0.baseAddress ?? UnsafePointer(bitPattern: 1)!, $0.count) }
+    }
+
+    @usableFromInline
+    func keysEqual(_ member: JSONMember, _ start: Int, _ end: Int, _ escaped: Bool) -> Bool {
+        let a = UnsafeBufferPointer(start: base + Int(member.keyStart), count: Int(member.keyEnd - member.keyStart))
+        let b = UnsafeBufferPointer(start: base + start, count: end - start)
+        if !member.keyEscaped && !escaped { return a.elementsEqual(b) }
+        let da = member.keyEscaped ? JSONReader.unescape(a) : Array(a)
+        let db = escaped ? JSONReader.unescape(b) : Array(b)
+        return da == db
+    }
+
+    /// Decodes the escapes of a validated string body into UTF-8 bytes.
+    @usableFromInline
+    static func unescape(_ body: UnsafeBufferPointer<UInt8>) -> [UInt8] {
+        var out = [UInt8]()
+        out.reserveCapacity(body.count)
+        var i = 0
+        func hex4(_ at: Int) -> UInt32 {
+            var v: UInt32 = 0
+            for k in 0..<4 { v = v << 4 | UInt32(hexValue(body[at + k]) ?? 0) }
+            return v
+        }
+        while i < body.count {
+            let c = body[i]
+            guard c == UInt8(ascii: "\\") else {
+                out.append(c)
+                i += 1
+                continue
+            }
+            let e = body[i + 1]
+            i += 2
+            switch e {
+            case UInt8(ascii: "b"): out.append(0x08)
+            case UInt8(ascii: "f"): out.append(0x0C)
+            case UInt8(ascii: "n"): out.append(0x0A)
+            case UInt8(ascii: "r"): out.append(0x0D)
+            case UInt8(ascii: "t"): out.append(0x09)
+            case UInt8(ascii: "u"):
+                var scalar = hex4(i)
+                i += 4
+                if scalar >= 0xD800 && scalar <= 0xDBFF {
+                    let low = hex4(i + 2)
+                    i += 6
+                    scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)
+                }
+                appendUTF8(scalar, to: &out)
+            default: out.append(e)  // \" \\ \/
+            }
+        }
+        return out
+    }
+
+    @usableFromInline
+    static func appendUTF8(_ scalar: UInt32, to out: inout [UInt8]) {
+        switch scalar {
+        case 0..<0x80:
+            out.append(UInt8(scalar))
+        case 0x80..<0x800:
+            out.append(UInt8(0xC0 | scalar >> 6))
+            out.append(UInt8(0x80 | scalar & 0x3F))
+        case 0x800..<0x10000:
+            out.append(UInt8(0xE0 | scalar >> 12))
+            out.append(UInt8(0x80 | scalar >> 6 & 0x3F))
+            out.append(UInt8(0x80 | scalar & 0x3F))
+        default:
+            out.append(UInt8(0xF0 | scalar >> 18))
+            out.append(UInt8(0x80 | scalar >> 12 & 0x3F))
+            out.append(UInt8(0x80 | scalar >> 6 & 0x3F))
+            out.append(UInt8(0x80 | scalar & 0x3F))
+        }
+    }
+}

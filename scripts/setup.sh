@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# Installs what IDTokenKit needs on a Debian or Ubuntu machine that already has a Swift toolchain.
+# Sourced by scripts/demo and scripts/test. Safe to run again: it installs only what is missing.
+set -euo pipefail
+
+IDTK_APT_PACKAGES=(pkg-config libssl-dev libjansson-dev libhiredis-dev redis-server zlib1g-dev)
+
+idtk_missing_packages() {
+    local missing=()
+    for pkg in "${IDTK_APT_PACKAGES[@]}"; do
+        dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'install ok installed' || missing+=("$pkg")
+    done
+    echo "${missing[@]:-}"
+}
+
+idtk_setup() {
+    if ! command -v swift >/dev/null 2>&1; then
+        echo "error: no Swift toolchain on PATH. Install Swift 6.1 or newer from swift.org, then run this again." >&2
+        exit 2
+    fi
+    local missing
+    missing=$(idtk_missing_packages)
+    if [ -n "$missing" ]; then
+        if ! command -v dpkg-query >/dev/null 2>&1; then
+            echo "error: not a Debian-like system. Install OpenSSL 3 (libcrypto), Jansson, hiredis, redis-server and pkg-config with your package manager." >&2
+            exit 2
+        fi
+        if [ "$(id -u)" = 0 ]; then
+            echo "==> installing system packages: $missing" >&2
+            export DEBIAN_FRONTEND=noninteractive
+            apt-get update -qq >&2
+            # shellcheck disable=SC2086
+            apt-get install -y -qq --no-install-recommends $missing >&2
+        elif command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then
+            echo "==> installing system packages with sudo: $missing" >&2
+            sudo DEBIAN_FRONTEND=noninteractive apt-get update -qq >&2
+            # shellcheck disable=SC2086
+            sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $missing >&2
+        else
+            echo "error: missing system packages: $missing" >&2
+            echo "       run:  sudo apt-get install $missing" >&2
+            exit 2
+        fi
+    fi
+}
+
+idtk_python_setup() {
+    # The independent vector checker uses the 'cryptography' package, not this project's code.
+    if ! python3 -c 'import cryptography' >/dev/null 2>&1; then
+        echo "==> installing the Python 'cryptography' package for the independent vector checker" >&2
+        python3 -m pip install --quiet cryptography >&2 || {
+            echo "error: could not install the Python 'cryptography' package; run: python3 -m pip install cryptography" >&2
+            exit 2
+        }
+    fi
+}
