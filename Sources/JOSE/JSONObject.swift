@@ -1,3 +1,9 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// A JSON object read strictly (see ``JSONObject/parse(_:maxDepth:)``), holding its own UTF-8 bytes.
 ///
 /// Members are indexed as byte ranges; each value is decoded only when it is asked for. Nested objects are
@@ -71,7 +77,7 @@ public struct JSONObject: Sendable {
                 let body = UnsafeBufferPointer(rebasing: buffer[Int(member.keyStart)..<Int(member.keyEnd)])
                 if member.keyEscaped {
                     if JSONReader.unescape(body).elementsEqual(name) { return position }
-                } else if body.elementsEqual(name) {
+                } else if bytesEqual(body, name) {
                     return position
                 }
             }
@@ -140,7 +146,7 @@ public struct JSONValue: Sendable {
             withBody { raw in
                 let inner = UnsafeBufferPointer(rebasing: raw[(raw.startIndex + 1)..<(raw.endIndex - 1)])
                 if escaped { return JSONReader.unescape(inner).elementsEqual(want) }
-                return inner.elementsEqual(want)
+                return bytesEqual(inner, want)
             }
         }
     }
@@ -225,4 +231,12 @@ public struct JSONValue: Sendable {
 
     /// The value's JSON text exactly as received.
     public var rawJSON: String { withBody { String(decoding: $0, as: UTF8.self) } }
+}
+
+/// Byte-wise equality through memcmp: generic `elementsEqual` walks one element at a time.
+@inlinable
+func bytesEqual(_ a: UnsafeBufferPointer<UInt8>, _ b: UnsafeBufferPointer<UInt8>) -> Bool {
+    guard a.count == b.count else { return false }
+    guard a.count > 0, let pa = a.baseAddress, let pb = b.baseAddress else { return true }
+    return memcmp(pa, pb, a.count) == 0
 }

@@ -43,6 +43,7 @@ struct JSONReader {
     @usableFromInline let end: Int
     @usableFromInline var index: Int = 0
     @usableFromInline let maxDepth: Int
+    @usableFromInline let plain: UnsafePointer<Bool>
     /// Keys of the objects being read, innermost last; the first `topLevelCount` are the document's members.
     @usableFromInline var scratch: [JSONMember]
 
@@ -51,6 +52,7 @@ struct JSONReader {
         self.base = buffer.baseAddress ?? UnsafePointer(bitPattern: 1)!
         self.end = buffer.count
         self.maxDepth = maxDepth
+        self.plain = JSONReader.plainStringTable
         self.scratch = []
         scratch.reserveCapacity(capacity)
     }
@@ -200,6 +202,9 @@ struct JSONReader {
         index += 1
         var escaped = false
         while index < end {
+            // Most string bytes are plain printable ASCII: skip runs of them with one table look-up each.
+            while index < end, plain[Int(base[index])] { index += 1 }
+            guard index < end else { break }
             let c = base[index]
             if c == UInt8(ascii: "\"") {
                 index += 1
@@ -256,6 +261,15 @@ struct JSONReader {
         index += 4
         return value
     }
+
+    /// Bytes that stand for themselves inside a JSON string: printable ASCII other than `"` and `\`.
+    /// Allocated once for the life of the process; the reader keeps the pointer so the hot loop never goes
+    /// through a lazy global's accessor.
+    @usableFromInline nonisolated(unsafe) static let plainStringTable: UnsafePointer<Bool> = {
+        let table = UnsafeMutablePointer<Bool>.allocate(capacity: 256)
+        for byte in 0..<256 { table[byte] = byte >= 0x20 && byte < 0x80 && byte != 0x22 && byte != 0x5C }
+        return UnsafePointer(table)
+    }()
 
     @inline(__always) @usableFromInline
     static func hexValue(_ c: UInt8) -> UInt8? {

@@ -56,7 +56,7 @@ public struct JWKSet: Sendable {
     public func key(kid: UnsafeBufferPointer<UInt8>) -> PublicKey? {
         let hash = JSONReader.fnv(kid.baseAddress ?? UnsafePointer(bitPattern: 1)!, kid.count)
         for k in kidHashes.indices where kidHashes[k] == hash {
-            if kidBytes[k].withUnsafeBufferPointer({ $0.elementsEqual(kid) }), keys[k].kid != nil { return keys[k] }
+            if kidBytes[k].withUnsafeBufferPointer({ bytesEqual($0, kid) }), keys[k].kid != nil { return keys[k] }
         }
         return nil
     }
