@@ -33,9 +33,10 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
+        .target(name: "BenchHarness", dependencies: ["JOSE", "IDTokenKit"], path: "bench/Sources/BenchHarness"),
         .executableTarget(
             name: "idtoken-bench",
-            dependencies: ["JOSE", "IDTokenKit", "CLibCrypto"],
+            dependencies: ["BenchHarness"],
             path: "bench/Sources/idtoken-bench"
         ),
         .testTarget(

@@ -15,7 +15,8 @@ from cryptography.hazmat.primitives.asymmetric import ec, padding, rsa, utils
 HERE = os.path.dirname(os.path.abspath(__file__))
 OUT = os.path.join(HERE, "..", "fixtures")
 IAT = 1767225600  # 2026-01-01T00:00:00Z
-EXP = IAT + 3600
+# Far in the future, so that verifiers that read the wall clock (peers such as jwt-kit) accept them too.
+EXP = 4102444800  # 2100-01-01T00:00:00Z
 
 
 def b64u(data: bytes) -> str:

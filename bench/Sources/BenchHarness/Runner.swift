@@ -2,9 +2,14 @@ import Foundation
 
 /// Runs the selected scenarios, each interleaved round by round with its baseline so that both see the same
 /// machine: on a shared, noisy machine the ratio of neighbours in time is steadier than either rate.
-struct Runner {
-    let options: Options
-    let scenarios: [Scenario]
+public struct Runner {
+    public let options: Options
+    public let scenarios: [Scenario]
+
+    public init(options: Options, scenarios: [Scenario]) {
+        self.options = options
+        self.scenarios = scenarios
+    }
 
     struct Result {
         let scenario: String
@@ -19,7 +24,7 @@ struct Runner {
         var scaling: Double?
     }
 
-    func run() throws -> Report {
+    public func run() throws -> Report {
         let byName = Dictionary(uniqueKeysWithValues: scenarios.map { ($0.name, $0) })
         let selected: [Scenario]
         if options.scenarios.isEmpty {
@@ -36,10 +41,10 @@ struct Runner {
                 for _ in 0..<options.rounds {
                     var baseSample: Sample?
                     if let baseline {
-                        baseSample = measure(threads: threads, seconds: options.seconds, baseline.makeOperation)
+                        baseSample = baseline.measure(threads: threads, seconds: options.seconds)
                         baseRates.append(baseSample!.rate)
                     }
-                    let sample = measure(threads: threads, seconds: options.seconds, scenario.makeOperation)
+                    let sample = scenario.measure(threads: threads, seconds: options.seconds)
                     guard sample.failures == 0 else {
                         throw BenchError("\(scenario.name): \(sample.failures) operations failed; a benchmark must measure the success path")
                     }
@@ -61,11 +66,11 @@ struct Runner {
     }
 }
 
-struct Report {
+public struct Report {
     let options: Options
     let results: [Runner.Result]
 
-    func table() -> String {
+    public func table() -> String {
         var lines = ["scenario              thr        ops/s   per-CPU-s     baseline  ratio  scaling"]
         for r in results {
             func f(_ v: Double?, _ w: Int, _ digits: Int = 0) -> String {
@@ -80,7 +85,7 @@ struct Report {
         return lines.joined(separator: "\n")
     }
 
-    func json() -> String {
+    public func json() -> String {
         func num(_ v: Double?) -> String { v.map { $0.isFinite ? String(format: "%.4f", $0) : "null" } ?? "null" }
         func str(_ s: String?) -> String {
             guard let s else { return "null" }

@@ -1,16 +1,7 @@
 @_spi(Benchmarks) import JOSE
 
-/// A measured operation and the raw primitive it is compared with.
-struct Scenario {
-    let name: String
-    let summary: String
-    /// The name of the baseline scenario measured in the same run, or nil for a baseline itself.
-    let baseline: String?
-    let makeOperation: OperationFactory
-}
-
 /// The raw libcrypto verification of `token`'s signature with `key`, over a precomputed digest.
-func rawBaseline(name: String, summary: String, token: String, keys: JWKSet) throws -> Scenario {
+public func rawBaseline(name: String, summary: String, token: String, keys: JWKSet) throws -> Scenario {
     let jws = try CompactJWS(token)
     let key = try jws.selectKey(from: keys, allowed: Set(JWSAlgorithm.allCases))
     let signature = Base64URL.decode(jws.signatureSegment)!
@@ -25,7 +16,7 @@ func rawBaseline(name: String, summary: String, token: String, keys: JWKSet) thr
 }
 
 /// The JOSE layer alone: shape, header, key lookup, signature over the received bytes, claims parsed.
-func joseScenario(name: String, token: String, keys: JWKSet, baseline: String) -> Scenario {
+public func joseScenario(name: String, token: String, keys: JWKSet, baseline: String) -> Scenario {
     Scenario(name: name, summary: "JOSE: parse, select key, verify signature, parse claims", baseline: baseline) {
         return {
             guard let jws = try? CompactJWS(token),
@@ -37,7 +28,8 @@ func joseScenario(name: String, token: String, keys: JWKSet, baseline: String) -
     }
 }
 
-func allScenarios(_ fixtures: Fixtures) throws -> [Scenario] {
+/// Every IDTokenKit scenario with its baselines.
+public func allScenarios(_ fixtures: Fixtures) throws -> [Scenario] {
     let firebase = try fixtures.token("firebase")
     let es256 = try fixtures.token("oidc-es256")
     var scenarios = [

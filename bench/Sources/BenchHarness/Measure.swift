@@ -1,0 +1,129 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import Foundation
+
+/// One timed run of an operation on some threads.
+public struct Sample {
+    public var operations: Int
+    public var wallSeconds: Double
+    public var cpuSeconds: Double
+    public var failures: Int
+
+    public var rate: Double { Double(operations) / wallSeconds }
+    public var ratePerCPUSecond: Double { Double(operations) / cpuSeconds }
+}
+
+/// CPU time used by the calling thread, in seconds.
+func threadCPUSeconds() -> Double {
+    var ts = timespec()
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts)
+    return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
+}
+
+func monotonicSeconds() -> Double {
+    var ts = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &ts)
+    return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
+}
+
+/// Makes one operation per thread; each returns whether it succeeded (a benchmark of a failing path is a bug).
+public typealias OperationFactory = @Sendable () -> () -> Bool
+
+/// Runs `makeOperation` on `threads` threads for about `seconds`, all starting together.
+public func measureThreads(_ threads: Int, seconds: Double, _ makeOperation: @escaping OperationFactory) -> Sample {
+    final class Slot: @unchecked Sendable {
+        var operations = 0
+        var cpu = 0.0
+        var failures = 0
+    }
+    let slots = (0..<threads).map { _ in Slot() }
+    let start = DispatchSemaphore(value: 0)
+    let done = DispatchGroup()
+    let ready = DispatchGroup()
+    for slot in slots {
+        ready.enter()
+        done.enter()
+        let thread = Thread {
+            let operation = makeOperation()
+            ready.leave()
+            start.wait()
+            let cpu0 = threadCPUSeconds()
+            let deadline = monotonicSeconds() + seconds
+            var operations = 0
+            var failures = 0
+            repeat {
+                // Check the clock once per batch so that timing costs nothing measurable.
+                for _ in 0..<64 where !operation() { failures += 1 }
+                operations += 64
+            } while monotonicSeconds() < deadline
+            slot.cpu = threadCPUSeconds() - cpu0
+            slot.operations = operations
+            slot.failures = failures
+            done.leave()
+        }
+        thread.stackSize = 1 << 22
+        thread.start()
+    }
+    ready.wait()
+    let wall0 = monotonicSeconds()
+    for _ in 0..<threads { start.signal() }
+    done.wait()
+    let wall = monotonicSeconds() - wall0
+    return Sample(operations: slots.reduce(0) { $0 + $1.operations }, wallSeconds: wall,
+                  cpuSeconds: slots.reduce(0) { $0 + $1.cpu }, failures: slots.reduce(0) { $0 + $1.failures })
+}
+
+public func median(_ values: [Double]) -> Double {
+    let sorted = values.sorted()
+    guard !sorted.isEmpty else { return .nan }
+    let mid = sorted.count / 2
+    return sorted.count % 2 == 1 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2
+}
+
+/// CPU time used by the whole process, in seconds.
+func processCPUSeconds() -> Double {
+    var ts = timespec()
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts)
+    return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
+}
+
+/// Makes one asynchronous operation per task, for verifiers whose API is `async` (jwt-kit's key collection
+/// is an actor, so every verification is an actor hop).
+public typealias AsyncOperationFactory = @Sendable () -> @Sendable () async -> Bool
+
+/// Runs `makeOperation` in `tasks` concurrent tasks for about `seconds`. CPU time is the process's, since
+/// tasks move between threads.
+public func measureAsync(tasks: Int, seconds: Double, _ makeOperation: @escaping AsyncOperationFactory) -> Sample {
+    final class Box: @unchecked Sendable { var sample = Sample(operations: 0, wallSeconds: 0, cpuSeconds: 0, failures: 0) }
+    let box = Box()
+    let done = DispatchSemaphore(value: 0)
+    Task.detached {
+        let operations = (0..<tasks).map { _ in makeOperation() }
+        let cpu0 = processCPUSeconds()
+        let wall0 = monotonicSeconds()
+        let deadline = wall0 + seconds
+        let counts = await withTaskGroup(of: (Int, Int).self) { group in
+            for operation in operations {
+                group.addTask {
+                    var count = 0, failures = 0
+                    repeat {
+                        for _ in 0..<16 where !(await operation()) { failures += 1 }
+                        count += 16
+                    } while monotonicSeconds() < deadline
+                    return (count, failures)
+                }
+            }
+            var total = (0, 0)
+            for await (count, failures) in group { total.0 += count; total.1 += failures }
+            return total
+        }
+        box.sample = Sample(operations: counts.0, wallSeconds: monotonicSeconds() - wall0,
+                            cpuSeconds: processCPUSeconds() - cpu0, failures: counts.1)
+        done.signal()
+    }
+    done.wait()
+    return box.sample
+}
