@@ -34,7 +34,8 @@ struct JSONMember: Sendable {
 /// It accepts exactly RFC 8259 JSON encoded as UTF-8 and refuses, like Jansson with `JSON_REJECT_DUPLICATES`:
 /// duplicate member names at any depth (compared after unescaping), invalid UTF-8, lone surrogates, `\u0000`,
 /// integers outside Int64, reals that overflow, a byte-order mark, and anything after the value. It also
-/// refuses nesting deeper than `maxDepth`. The top-level object's members are indexed as byte ranges; values
+/// refuses nesting deeper than `maxDepth`, and never reads deeper than ``JSONObject/depthCeiling`` whatever
+/// `maxDepth` says. The top-level object's members are indexed as byte ranges; values
 /// are decoded only when asked for, so checking a token's claims never builds a dictionary or copies the
 /// payload into `String`s. The test suite checks it against Jansson on the same bytes.
 @usableFromInline
@@ -51,7 +52,8 @@ struct JSONReader {
     init(_ buffer: UnsafeBufferPointer<UInt8>, maxDepth: Int, capacity: Int) {
         self.base = buffer.baseAddress ?? UnsafePointer(bitPattern: 1)!
         self.end = buffer.count
-        self.maxDepth = maxDepth
+        // The reader recurses once per nesting level, so no caller-chosen limit may exceed the ceiling.
+        self.maxDepth = min(maxDepth, JSONObject.depthCeiling)
         self.plain = JSONReader.plainStringTable
         self.scratch = []
         scratch.reserveCapacity(capacity)

@@ -1,4 +1,5 @@
 import CLibCrypto
+import Foundation
 import JOSE
 
 /// A private key generated for the test run, used to sign tokens whose payloads are hostile on purpose, so
@@ -8,6 +9,14 @@ final class TestSigner: @unchecked Sendable {
     private let pkey: OpaquePointer
     /// The matching verification key, bound to `algorithm`.
     let publicKey: PublicKey
+    /// The public key as DER SubjectPublicKeyInfo.
+    let spki: [UInt8]
+
+    /// The public key as a PEM `PUBLIC KEY` block, the text a key-confusion attacker uses as an HMAC secret.
+    var publicKeyPEM: String {
+        "-----BEGIN PUBLIC KEY-----\n" + Data(spki).base64EncodedString(options: .lineLength64Characters)
+            + "\n-----END PUBLIC KEY-----\n"
+    }
 
     /// A fresh RSA-2048 (RS256) or P-256 (ES256) key pair.
     init(_ algorithm: JWSAlgorithm, kid: String) {
@@ -27,7 +36,7 @@ final class TestSigner: @unchecked Sendable {
         var der: UnsafeMutablePointer<UInt8>?
         let length = i2d_PUBKEY(pkey, &der)
         precondition(length > 0)
-        let spki = Array(UnsafeBufferPointer(start: der!, count: Int(length)))
+        spki = Array(UnsafeBufferPointer(start: der!, count: Int(length)))
         CRYPTO_free(der, #fileID, #line)
         publicKey = try! PublicKey(spkiDER: spki, algorithm: algorithm, kid: kid)
     }
@@ -36,6 +45,11 @@ final class TestSigner: @unchecked Sendable {
 
     /// A JWS signature over `message`: RSASSA-PKCS1-v1_5, or raw `r‖s` for ECDSA.
     func sign(_ message: [UInt8]) -> [UInt8] {
+        algorithm == .es256 ? TestSigner.derToRaw(libcryptoSignature(message)) : libcryptoSignature(message)
+    }
+
+    /// The signature as libcrypto writes it (DER `SEQUENCE { r, s }` for ECDSA).
+    func libcryptoSignature(_ message: [UInt8]) -> [UInt8] {
         let md = EVP_MD_CTX_new()!
         defer { EVP_MD_CTX_free(md) }
         precondition(EVP_DigestSignInit(md, nil, EVP_sha256(), nil, pkey) == 1)
@@ -47,7 +61,7 @@ final class TestSigner: @unchecked Sendable {
         }
         precondition(ok == 1)
         signature.removeSubrange(length...)
-        return algorithm == .es256 ? TestSigner.derToRaw(signature) : signature
+        return signature
     }
 
     /// The DER `SEQUENCE { r, s }` that libcrypto produces, as the 64-byte `r‖s` JWS uses.
