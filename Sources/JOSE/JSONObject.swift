@@ -27,7 +27,8 @@ public struct JSONObject: Sendable {
     }
 
     /// Parses `bytes`, which must be exactly one JSON object (surrounding whitespace allowed), nested at most
-    /// `maxDepth` levels deep (the object itself is level 1; capped at ``depthCeiling``).
+    /// `maxDepth` levels deep (capped at ``depthCeiling``). Levels count values as Jansson does: the object is
+    /// level 1, its members' values level 2, and so on, scalars included.
     public static func parse(_ bytes: [UInt8], maxDepth: Int = defaultMaxDepth) throws(JSONSyntaxError) -> JSONObject {
         let members = try bytes.withUnsafeBufferPointer { buffer throws(JSONSyntaxError) -> [JSONMember] in
             var reader = JSONReader(buffer, maxDepth: maxDepth, capacity: 16)

@@ -81,20 +81,23 @@ struct JSONReader {
         return scratch
     }
 
-    /// Reads any value at `index`; returns its kind and whether a string held escapes.
+    /// Reads any value at `index` inside a container at level `depth`; returns its kind and whether a string
+    /// held escapes.
+    ///
+    /// Every value counts as a level, scalars included (in `{"a":[1]}` the object is level 1, the array 2 and
+    /// the 1 level 3), which is how Jansson counts: with the same limit, both readers accept the same documents.
     @usableFromInline
     mutating func readValue(depth: Int) throws(JSONSyntaxError) -> (JSONKind, Bool) {
         guard index < end else { throw fail("unexpected end of JSON") }
+        guard depth < maxDepth else { throw fail("nesting deeper than \(maxDepth)") }
         switch base[index] {
         case UInt8(ascii: "\""):
             let escaped = try readString()
             return (.string, escaped)
         case UInt8(ascii: "{"):
-            guard depth < maxDepth else { throw fail("nesting deeper than \(maxDepth)") }
             try readObject(depth: depth + 1, keep: false)
             return (.object, false)
         case UInt8(ascii: "["):
-            guard depth < maxDepth else { throw fail("nesting deeper than \(maxDepth)") }
             try readArray(depth: depth + 1)
             return (.array, false)
         case UInt8(ascii: "t"):

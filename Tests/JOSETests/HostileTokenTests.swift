@@ -310,22 +310,28 @@ import Testing
         }
     }
 
-    /// The depth limit counts levels exactly: the object itself is level 1.
+    /// The depth limit counts levels exactly, as Jansson does: every value is a level, scalars included, and the
+    /// top-level object is level 1.
     @Test func depthLimitIsExact() throws {
-        for limit in [1, 2, 32, JSONObject.depthCeiling] {
-            let inner = limit - 1
-            let atLimit = "{\"a\":" + String(repeating: "[", count: inner) + String(repeating: "]", count: inner) + "}"
-            let beyond = "{\"a\":" + String(repeating: "[", count: inner + 1) + String(repeating: "]", count: inner + 1) + "}"
-            if limit == 1 {
-                #expect(throws: Never.self) { try JSONObject.parse("{\"a\":1}", maxDepth: 1) }
-                #expect(throws: JSONSyntaxError.self) { try JSONObject.parse("{\"a\":[]}", maxDepth: 1) }
-                continue
+        /// A document whose deepest value (the scalar 1) is at `level`.
+        func document(deepestValueAt level: Int) -> String {
+            "{\"a\":" + String(repeating: "[", count: level - 2) + "1" + String(repeating: "]", count: level - 2) + "}"
+        }
+        #expect(throws: Never.self) { try JSONObject.parse("{}", maxDepth: 1) }
+        #expect(throws: JSONSyntaxError.self) { try JSONObject.parse("{\"a\":1}", maxDepth: 1) }
+        #expect(throws: Never.self) { try JSONObject.parse("{\"a\":[]}", maxDepth: 2) }
+        #expect(throws: JSONSyntaxError.self) { try JSONObject.parse("{\"a\":[1]}", maxDepth: 2) }
+        for limit in [2, 3, 32, JSONObject.depthCeiling] {
+            #expect(throws: Never.self, "limit \(limit)") { try JSONObject.parse(document(deepestValueAt: limit), maxDepth: limit) }
+            #expect(throws: JSONSyntaxError.self, "limit \(limit)") {
+                try JSONObject.parse(document(deepestValueAt: limit + 1), maxDepth: limit)
             }
-            #expect(throws: Never.self, "limit \(limit)") { try JSONObject.parse(atLimit, maxDepth: limit) }
-            #expect(throws: JSONSyntaxError.self, "limit \(limit)") { try JSONObject.parse(beyond, maxDepth: limit) }
         }
         // Above the ceiling a larger limit changes nothing.
-        let deeper = "{\"a\":" + String(repeating: "[", count: JSONObject.depthCeiling) + String(repeating: "]", count: JSONObject.depthCeiling) + "}"
+        let deeper = document(deepestValueAt: JSONObject.depthCeiling + 1)
         #expect(throws: JSONSyntaxError.self) { try JSONObject.parse(deeper, maxDepth: 4 * JSONObject.depthCeiling) }
+        // The default limit leaves ordinary claims alone: Firebase nests four levels.
+        let firebase = "{\"firebase\":{\"identities\":{\"apple.com\":[\"001234.abcd\"]},\"sign_in_provider\":\"apple.com\"}}"
+        #expect(throws: Never.self) { try JSONObject.parse(firebase) }
     }
 }
