@@ -8,8 +8,9 @@ public struct RejectedKey: Sendable, Equatable, CustomStringConvertible {
 /// An immutable set of verification keys, looked up by `kid`.
 ///
 /// Built from a JWKS (`{"keys":[…]}`), a single JWK, or Google's kid → PEM certificate map. Each usable key is
-/// parsed once; keys that cannot be used (symmetric, `use` other than `sig`, RSA under 2048 bits, a point off
-/// the curve, unknown `kty`/`crv`/`alg`, a `kid` that names two different keys) are listed in ``rejected``.
+/// parsed once; keys that cannot be used (symmetric, `use` other than `sig`, RSA under 2048 bits or with a
+/// ROCA-weak modulus, a point off the curve, unknown `kty`/`crv`/`alg`, a `kid` that names two different keys)
+/// are listed in ``rejected``.
 public struct JWKSet: Sendable {
     public let keys: [PublicKey]
     public let rejected: [RejectedKey]

@@ -28,7 +28,8 @@ public final class PublicKey: @unchecked Sendable {
     let prepared: OpaquePointer
     let digest: OpaquePointer
 
-    /// The smallest RSA modulus accepted.
+    /// The smallest RSA modulus accepted. Moduli with the ROCA fingerprint (CVE-2017-15361) are refused at
+    /// any size.
     public static let minimumRSABits = 2048
 
     private init(pkey: OpaquePointer, algorithm: JWSAlgorithm, kid: String?) throws(KeyError) {
