@@ -8,7 +8,7 @@ import Darwin
 public struct JWSLimits: Sendable, Equatable {
     /// Tokens longer than this (in bytes) are refused before any other work.
     public var maxTokenBytes: Int
-    /// The deepest nesting accepted in the header or the claims.
+    /// The deepest nesting accepted in the header or the claims (never more than ``JSONObject/depthCeiling``).
     public var maxDepth: Int
 
     public init(maxTokenBytes: Int = 16 * 1024, maxDepth: Int = JSONObject.defaultMaxDepth) {
@@ -85,7 +85,6 @@ public struct CompactJWS: Sendable {
         let payloadSpan = UnsafeBufferPointer(rebasing: bytes[(dots.0 + 1)..<dots.1])
         let signatureSpan = UnsafeBufferPointer(rebasing: bytes[(dots.1 + 1)...])
         guard !headerSpan.isEmpty else { throw TokenError.malformed("the header segment is empty") }
-        guard !signatureSpan.isEmpty else { throw TokenError(.badSignature, "the signature segment is empty") }
         guard Base64URL.isCanonical(signatureSpan) else {
             throw TokenError.malformed("the signature segment is not canonical base64url")
         }
@@ -118,6 +117,9 @@ public struct CompactJWS: Sendable {
         if let kid = headerObject["kid"], kid.kind != .string {
             throw TokenError(.unknownKey, claim: "kid", "the header's \"kid\" is not a string")
         }
+        // Checked after the header so that an unsigned token (`"alg":"none"` with an empty signature, the usual
+        // shape of that attack) is reported as the refused algorithm it is, not as a bad signature.
+        guard !signatureSpan.isEmpty else { throw TokenError(.badSignature, "the signature segment is empty") }
 
         // Payload: decoded now, parsed only after the signature is checked.
         guard let payload = decodeSegment(payloadSpan) else {

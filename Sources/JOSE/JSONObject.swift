@@ -15,12 +15,20 @@ public struct JSONObject: Sendable {
     /// The default nesting limit for token headers and claims. Real ID tokens nest three or four levels.
     public static let defaultMaxDepth = 32
 
+    /// The deepest nesting ever read, whatever `maxDepth` a caller passes: 2048, Jansson's own limit
+    /// (`JSON_PARSER_MAX_DEPTH`). The reader recurses once per level; without a ceiling, a caller who raised
+    /// the limit would let a document of nested brackets exhaust the thread's stack and crash the process
+    /// (a debug build crashed between 3,900 and 5,000 levels on a Swift concurrency thread).
+    public static let depthCeiling = 2048
+
     @usableFromInline init(storage: [UInt8], members: [JSONMember]) {
         self.storage = storage
         self.members = members
     }
 
-    /// Parses `bytes`, which must be exactly one JSON object (surrounding whitespace allowed).
+    /// Parses `bytes`, which must be exactly one JSON object (surrounding whitespace allowed), nested at most
+    /// `maxDepth` levels deep (capped at ``depthCeiling``). Levels count values as Jansson does: the object is
+    /// level 1, its members' values level 2, and so on, scalars included.
     public static func parse(_ bytes: [UInt8], maxDepth: Int = defaultMaxDepth) throws(JSONSyntaxError) -> JSONObject {
         let members = try bytes.withUnsafeBufferPointer { buffer throws(JSONSyntaxError) -> [JSONMember] in
             var reader = JSONReader(buffer, maxDepth: maxDepth, capacity: 16)

@@ -34,7 +34,8 @@ struct JSONMember: Sendable {
 /// It accepts exactly RFC 8259 JSON encoded as UTF-8 and refuses, like Jansson with `JSON_REJECT_DUPLICATES`:
 /// duplicate member names at any depth (compared after unescaping), invalid UTF-8, lone surrogates, `\u0000`,
 /// integers outside Int64, reals that overflow, a byte-order mark, and anything after the value. It also
-/// refuses nesting deeper than `maxDepth`. The top-level object's members are indexed as byte ranges; values
+/// refuses nesting deeper than `maxDepth`, and never reads deeper than ``JSONObject/depthCeiling`` whatever
+/// `maxDepth` says. The top-level object's members are indexed as byte ranges; values
 /// are decoded only when asked for, so checking a token's claims never builds a dictionary or copies the
 /// payload into `String`s. The test suite checks it against Jansson on the same bytes.
 @usableFromInline
@@ -51,7 +52,8 @@ struct JSONReader {
     init(_ buffer: UnsafeBufferPointer<UInt8>, maxDepth: Int, capacity: Int) {
         self.base = buffer.baseAddress ?? UnsafePointer(bitPattern: 1)!
         self.end = buffer.count
-        self.maxDepth = maxDepth
+        // The reader recurses once per nesting level, so no caller-chosen limit may exceed the ceiling.
+        self.maxDepth = min(maxDepth, JSONObject.depthCeiling)
         self.plain = JSONReader.plainStringTable
         self.scratch = []
         scratch.reserveCapacity(capacity)
@@ -79,20 +81,23 @@ struct JSONReader {
         return scratch
     }
 
-    /// Reads any value at `index`; returns its kind and whether a string held escapes.
+    /// Reads any value at `index` inside a container at level `depth`; returns its kind and whether a string
+    /// held escapes.
+    ///
+    /// Every value counts as a level, scalars included (in `{"a":[1]}` the object is level 1, the array 2 and
+    /// the 1 level 3), which is how Jansson counts: with the same limit, both readers accept the same documents.
     @usableFromInline
     mutating func readValue(depth: Int) throws(JSONSyntaxError) -> (JSONKind, Bool) {
         guard index < end else { throw fail("unexpected end of JSON") }
+        guard depth < maxDepth else { throw fail("nesting deeper than \(maxDepth)") }
         switch base[index] {
         case UInt8(ascii: "\""):
             let escaped = try readString()
             return (.string, escaped)
         case UInt8(ascii: "{"):
-            guard depth < maxDepth else { throw fail("nesting deeper than \(maxDepth)") }
             try readObject(depth: depth + 1, keep: false)
             return (.object, false)
         case UInt8(ascii: "["):
-            guard depth < maxDepth else { throw fail("nesting deeper than \(maxDepth)") }
             try readArray(depth: depth + 1)
             return (.array, false)
         case UInt8(ascii: "t"):

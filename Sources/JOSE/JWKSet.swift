@@ -8,8 +8,9 @@ public struct RejectedKey: Sendable, Equatable, CustomStringConvertible {
 /// An immutable set of verification keys, looked up by `kid`.
 ///
 /// Built from a JWKS (`{"keys":[…]}`), a single JWK, or Google's kid → PEM certificate map. Each usable key is
-/// parsed once; keys that cannot be used (symmetric, `use` other than `sig`, RSA under 2048 bits, a point off
-/// the curve, unknown `kty`/`crv`/`alg`, a `kid` that names two different keys) are listed in ``rejected``.
+/// parsed once; keys that cannot be used (symmetric, `use` other than `sig`, RSA under 2048 bits or with a
+/// ROCA-weak modulus, a point off the curve, unknown `kty`/`crv`/`alg`, a `kid` that names two different keys)
+/// are listed in ``rejected``.
 public struct JWKSet: Sendable {
     public let keys: [PublicKey]
     public let rejected: [RejectedKey]
@@ -146,6 +147,14 @@ public enum JWK {
         case .string(let s)?: kid = s
         default: throw KeyError("\"kid\" must be a string")
         }
+        // The kind of key is checked first, so that the reason names what is wrong with the key itself: an HMAC
+        // key is refused for being symmetric, not for its "alg":"HS256" being unknown here.
+        guard let kty = jwk["kty"]?.string else { throw KeyError("\"kty\" is missing") }
+        if kty == "oct" { throw KeyError("symmetric keys are never used to verify ID tokens") }
+        if jwk["d"] != nil || jwk["p"] != nil || jwk["k"] != nil {
+            // Private or symmetric material in a published key set is a publishing mistake; never use it.
+            throw KeyError("the JWK holds private or symmetric key material")
+        }
         if let use = jwk["use"] {
             guard use.string == "sig" else { throw KeyError("\"use\" is \(use.string.map { "\"\($0)\"" } ?? "not a string"), not \"sig\"") }
         }
@@ -159,11 +168,6 @@ public enum JWK {
             guard let name = alg.string else { throw KeyError("\"alg\" must be a string") }
             guard let known = JWSAlgorithm(rawValue: name) else { throw KeyError("unsupported \"alg\" \"\(name)\"") }
             algorithm = known
-        }
-        guard let kty = jwk["kty"]?.string else { throw KeyError("\"kty\" is missing") }
-        if jwk["d"] != nil || jwk["p"] != nil || jwk["k"] != nil {
-            // Private or symmetric material in a published key set is a publishing mistake; never use it.
-            throw KeyError("the JWK holds private or symmetric key material")
         }
         switch kty {
         case "RSA":
@@ -181,8 +185,6 @@ public enum JWK {
                 throw KeyError("\"alg\" \(alg.rawValue) does not fit a \(curve.rawValue) key")
             }
             return try PublicKey(curve: curve, x: x, y: y, kid: kid)
-        case "oct":
-            throw KeyError("symmetric keys are never used to verify ID tokens")
         default:
             throw KeyError("unsupported \"kty\" \"\(kty)\"")
         }

@@ -28,7 +28,8 @@ public final class PublicKey: @unchecked Sendable {
     let prepared: OpaquePointer
     let digest: OpaquePointer
 
-    /// The smallest RSA modulus accepted.
+    /// The smallest RSA modulus accepted. Moduli with the ROCA fingerprint (CVE-2017-15361) are refused at
+    /// any size.
     public static let minimumRSABits = 2048
 
     private init(pkey: OpaquePointer, algorithm: JWSAlgorithm, kid: String?) throws(KeyError) {
@@ -45,6 +46,15 @@ public final class PublicKey: @unchecked Sendable {
             }
             guard bits >= PublicKey.minimumRSABits else {
                 throw KeyError("RSA key of \(bits) bits is below the \(PublicKey.minimumRSABits)-bit minimum")
+            }
+            var modulus: OpaquePointer?
+            guard EVP_PKEY_get_bn_param(pkey, idtk_param_rsa_n(), &modulus) == 1, let modulus else {
+                ERR_clear_error()
+                throw KeyError("libcrypto could not read the RSA modulus")
+            }
+            defer { BN_free(modulus) }
+            guard !ROCAFingerprint.matches(modulus) else {
+                throw KeyError("the RSA modulus has the ROCA fingerprint (CVE-2017-15361): its private key can be recovered")
             }
         case .ec(let curve):
             guard baseID == EVP_PKEY_EC else { throw KeyError("\(algorithm.rawValue) needs an EC key") }
