@@ -7,8 +7,8 @@ import Foundation
 /// let token = try await verifier.verify(idToken, now: .now)
 /// ```
 ///
-/// The checks run in the order of DESIGN §2 — size and shape, header, key, signature, claims (issuer,
-/// audience, times, subject, the profile's rules), nonce, and the replay cache last, so that a token that fails
+/// The checks run in the order of DESIGN §2 — size and shape, header, key, signature, claims (audience,
+/// issuer, times, subject, the profile's rules), nonce, and the replay cache last, so that a token that fails
 /// anything else never takes a replay slot. Every failure is a ``TokenError`` with a stable code.
 ///
 /// A verifier is an immutable value: share one across tasks and threads. The asynchronous ``verify(_:now:nonce:)``
@@ -94,8 +94,10 @@ public struct IDTokenVerifier: Sendable {
         }
         let claims = try jws.claims(maxDepth: profile.limits.maxDepth)
         let tokenName = profile.provider.tokenName
-        try profile.issuer.check(claims, profile: profile)
+        // Audience before issuer, as the Firebase Admin SDK does: a token from another project then reads as the
+        // wrong audience, with the advice that goes with it.
         try profile.audience.check(claims, profile: profile)
+        try profile.issuer.check(claims, profile: profile)
         let exp = try profile.time.check(claims, now: now, leeway: leeway, tokenName: tokenName)
         if !profile.rules.isEmpty {
             let context = ClaimContext(now: now, leeway: leeway, tokenName: tokenName)

@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Independent checker for IDTokenKit's generated provider vectors (Vectors/generated/*.json).
+"""Independent checker for IDTokenKit's provider vectors: the generated ones (Vectors/generated/*.json) and the
+real provider tokens' verdicts (Vectors/external/providers/cases.json).
 
 This is a second implementation of the verification rules of DESIGN §2–§4, §6, written against the
 `cryptography` package and the standard library only. It shares no code with IDTokenKit nor with the
@@ -18,12 +19,16 @@ import json
 import os
 import re
 import sys
+import warnings
 
 from cryptography import x509
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec, padding, rsa
 from cryptography.hazmat.primitives.asymmetric.utils import encode_dss_signature
+
+# Real provider certificates may carry serial numbers that RFC 5280 forbids; only their keys matter here.
+warnings.filterwarnings("ignore", message=".*serial number.*")
 
 VECTORS = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 MAX_TOKEN_BYTES = 16 * 1024
@@ -164,7 +169,17 @@ def resolve_keys(ref):
     if ref is None:
         return None
     if isinstance(ref, str):
-        with open(os.path.join(VECTORS, ref), encoding="utf-8") as f:
+        path = os.path.join(VECTORS, ref)
+        if os.path.isdir(path):  # a directory of key files, merged; the first file naming a kid wins
+            keys, seen = [], set()
+            for name in sorted(os.listdir(path)):
+                if name.endswith(".json"):
+                    for key in resolve_keys(os.path.join(ref, name)):
+                        if key.kid is None or key.kid not in seen:
+                            seen.add(key.kid)
+                            keys.append(key)
+            return keys
+        with open(path, encoding="utf-8") as f:
             ref = json.load(f)
     return load_keys(ref)
 
@@ -301,15 +316,11 @@ def verdict(case):
         signature_checked = True
         if not signature_ok(key, alg, (h64 + "." + p64).encode("ascii"), signature):
             raise Reject("bad_signature")
-        # 5. claims
+        # 5. claims: audience first (like the Firebase Admin SDK, so that a token of another project is reported
+        # as the wrong audience), then issuer, times, subject and the provider's own claims
         claims = strict_object(payload_bytes)
         if claims is None:
             raise Reject("malformed")
-        iss = claims.get("iss")
-        if "iss" not in claims or not isinstance(iss, str):
-            raise Reject("invalid_claim", "iss")
-        if iss not in rules["issuers"]:
-            raise Reject("wrong_issuer", "iss")
         if "aud" not in claims:
             raise Reject("invalid_claim", "aud")
         aud = claims["aud"]
@@ -325,6 +336,11 @@ def verdict(case):
                 raise Reject("wrong_audience", "aud")
         else:
             raise Reject("invalid_claim", "aud")
+        iss = claims.get("iss")
+        if "iss" not in claims or not isinstance(iss, str):
+            raise Reject("invalid_claim", "iss")
+        if iss not in rules["issuers"]:
+            raise Reject("wrong_issuer", "iss")
         exp = numeric_date(claims, "exp", True)
         if now >= exp + leeway:
             raise Reject("expired", "exp")
@@ -393,7 +409,8 @@ def verdict(case):
 
 
 def main(paths):
-    files = paths or sorted(glob.glob(os.path.join(VECTORS, "generated", "*.json")))
+    files = paths or (sorted(glob.glob(os.path.join(VECTORS, "generated", "*.json")))
+                      + sorted(glob.glob(os.path.join(VECTORS, "external", "providers", "cases.json"))))
     if not files:
         print("no vector files found", file=sys.stderr)
         return 1

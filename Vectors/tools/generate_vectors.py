@@ -457,7 +457,7 @@ def firebase_suite(session=False):
     suite.add("iss-other-firebase-kind", "an ID token given as a session cookie or the reverse",
               suite.token(dict(claims, iss=other_iss)), "wrong_issuer", claim="iss")
     suite.add("iss-other-project", "a token of another Firebase project (issuer and audience)",
-              suite.token(dict(claims, iss=iss.replace(project, "other-project"), aud="other-project")), "wrong_issuer", claim="iss")
+              suite.token(dict(claims, iss=iss.replace(project, "other-project"), aud="other-project")), "wrong_audience", claim="aud")
     suite.add("firebase-not-object", "\"firebase\" is a string", suite.token(dict(claims, firebase="google.com")),
               "invalid_claim", claim="firebase")
     suite.add("firebase-provider-number", "\"firebase.sign_in_provider\" is a number",

@@ -17,7 +17,14 @@ enum VectorFiles {
     /// A key set from a vector's `keys` member: a path under `Vectors/`, an inline JWKS or certificate map.
     static func keySet(_ ref: JSONTree) throws -> JWKSet {
         switch ref {
-        case .string(let path): return try JWKSet.parse(bytes(path))
+        case .string(let path):
+            var isDirectory: ObjCBool = false
+            if FileManager.default.fileExists(atPath: url(path).path, isDirectory: &isDirectory), isDirectory.boolValue {
+                // A directory of key files, merged; the first file naming a kid wins.
+                let names = try FileManager.default.contentsOfDirectory(atPath: url(path).path).filter { $0.hasSuffix(".json") }.sorted()
+                return try names.reduce(JWKSet.empty) { set, name in set.merging(try JWKSet.parse(bytes(path + "/" + name))) }
+            }
+            return try JWKSet.parse(bytes(path))
         case .object(let members):
             if let keys = ref["keys"]?.array { return JWKSet.fromJWKs(keys) }
             return JWKSet.fromCertificateMap(members.compactMap { member in member.value.string.map { (member.key, $0) } })
