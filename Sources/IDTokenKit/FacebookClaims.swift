@@ -32,6 +32,11 @@ public struct FacebookClaims: Sendable {
     public struct AgeRange: Sendable, Equatable {
         public let min: Int?
         public let max: Int?
+
+        public init(min: Int?, max: Int?) {
+            self.min = min
+            self.max = max
+        }
     }
 
     /// `user_hometown` / `user_location`: `{"id": "…", "name": "…"}`.
