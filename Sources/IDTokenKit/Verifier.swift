@@ -51,12 +51,12 @@ public struct IDTokenVerifier: Sendable {
         if let current = keySource.currentKeys() { keys = current } else { keys = try await keySource.keys(refreshingFor: nil) }
         let key: PublicKey
         do {
-            key = try jws.selectKey(from: keys, allowed: profile.algorithms, requireKid: profile.requiresKeyID)
+            key = try selectKey(jws, keys)
         } catch where error.code == .unknownKey {
             // Only a kid the snapshot lacks is worth a refresh; a missing kid stays missing.
             guard let kid = jws.header.kid else { throw error }
             keys = try await keySource.keys(refreshingFor: kid)
-            key = try jws.selectKey(from: keys, allowed: profile.algorithms, requireKid: profile.requiresKeyID)
+            key = try selectKey(jws, keys)
         }
         let (verified, exp) = try check(jws, key: key, now: now.timeIntervalSince1970, nonce: nonce)
         if let replayCache {
@@ -72,7 +72,7 @@ public struct IDTokenVerifier: Sendable {
     /// such as audits. A configured replay cache must be a ``SynchronousReplayCache``.
     public func verify(_ token: String, keys: JWKSet, now: Date, nonce: Nonce? = nil) throws(TokenError) -> VerifiedToken {
         let jws = try CompactJWS(token, limits: profile.limits)
-        let key = try jws.selectKey(from: keys, allowed: profile.algorithms, requireKid: profile.requiresKeyID)
+        let key = try selectKey(jws, keys)
         let (verified, exp) = try check(jws, key: key, now: now.timeIntervalSince1970, nonce: nonce)
         if replayCache != nil {
             guard let cache = synchronousReplayCache else {
@@ -84,6 +84,17 @@ public struct IDTokenVerifier: Sendable {
             }
         }
         return verified
+    }
+
+    /// Pipeline steps 2–3: the header's algorithm against the profile, then the key by `kid`. When the kid names
+    /// a key that the key set refused at load (an RSA key under 2048 bits…), the message says so.
+    private func selectKey(_ jws: CompactJWS, _ keys: JWKSet) throws(TokenError) -> PublicKey {
+        do {
+            return try jws.selectKey(from: keys, allowed: profile.algorithms, requireKid: profile.requiresKeyID)
+        } catch where error.code == .unknownKey {
+            guard let kid = jws.header.kid, let refused = keys.rejected.first(where: { $0.kid == kid }) else { throw error }
+            throw TokenError(.unknownKey, claim: "kid", "the key \"\(kid)\" was refused when the key set was loaded: \(refused.reason)")
+        }
     }
 
     /// Steps 4–6 before the replay cache: signature, claims, nonce. Returns the token and its `exp`.
