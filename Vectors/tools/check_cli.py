@@ -110,9 +110,10 @@ def main():
             if problem:
                 failures += 1
                 print(f"FAIL {case['id']}: {problem}", file=sys.stderr)
-    failures += check_exit_statuses(binary)
     print(f"check_cli: idtoken verify --json reproduced {total - failures} of {total} verdicts")
-    return 1 if failures or total == 0 else 0
+    status_failures = check_exit_statuses(binary)
+    print(f"check_cli: exit statuses for usage, configuration and key errors: {status_failures} wrong")
+    return 1 if failures or status_failures or total == 0 else 0
 
 
 if __name__ == "__main__":
