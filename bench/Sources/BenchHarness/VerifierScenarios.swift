@@ -16,7 +16,7 @@ func verifierScenarios(_ fixtures: Fixtures) throws -> [Scenario] {
         ("verify-oidc-es256", try fixtures.token("oidc-es256"),
          .oidc(issuers: ["https://issuer.example.com"], audiences: [try audience("oidc-es256")]), nil, "raw-p256"),
     ]
-    return try cases.map { c in
+    var scenarios = try cases.map { c in
         let verifier = try IDTokenVerifier(profile: c.profile, keys: fixtures.jwks)
         let keys = fixtures.jwks
         do { _ = try verifier.verify(c.token, keys: keys, now: now, nonce: c.nonce) } catch {
@@ -28,4 +28,14 @@ func verifierScenarios(_ fixtures: Fixtures) throws -> [Scenario] {
             return { (try? verifier.verify(token, keys: keys, now: now, nonce: nonce)) != nil }
         }
     }
+    // The backend path: the asynchronous verify reading the key source's snapshot (no suspension when the key
+    // is there).
+    let firebase = try fixtures.token("firebase")
+    let asyncVerifier = try IDTokenVerifier(profile: .firebase(projectID: try audience("firebase")),
+                                            keys: StaticKeySource(fixtures.jwks))
+    scenarios.append(Scenario(name: "verify-firebase-async", summary: "IDTokenVerifier.verify(_:now:nonce:) async, Firebase ID token",
+                              baseline: "raw-rsa2048") {
+        return { (try? await asyncVerifier.verify(firebase, now: now)) != nil }
+    })
+    return scenarios
 }
