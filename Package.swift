@@ -44,6 +44,7 @@ let package = Package(
             dependencies: ["JOSE", "CJansson", "CLibCrypto"],
             resources: []
         ),
+        .testTarget(name: "IDTokenKitTests", dependencies: ["IDTokenKit"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,1 +1,26 @@
-print("x")
+import ArgumentParser
+import Foundation
+
+/// Runs an asynchronous command through its `async` requirement (on an existential, the synchronous `run()`
+/// inherited from ParsableCommand would be chosen).
+func runAsync<Command: AsyncParsableCommand>(_ command: inout Command) async throws {
+    try await command.run()
+}
+
+// Entry point. ArgumentParser reports bad usage with EX_USAGE (64); DESIGN §7 promises 2 for bad usage or
+// configuration, so usage errors are mapped here. Commands exit with their own statuses (0, 1, 2, 3).
+do {
+    var command = try IDToken.parseAsRoot()
+    if var asyncCommand = command as? any AsyncParsableCommand {
+        try await runAsync(&asyncCommand)
+    } else {
+        try command.run()
+    }
+} catch {
+    let code = IDToken.exitCode(for: error)
+    if code == .validationFailure {
+        FileHandle.standardError.write(Data((IDToken.fullMessage(for: error) + "\n").utf8))
+        exit(ExitStatus.usage.rawValue)
+    }
+    IDToken.exit(withError: error)
+}

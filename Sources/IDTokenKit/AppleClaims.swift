@@ -1,0 +1,41 @@
+/// The claims of a Sign in with Apple identity token.
+public struct AppleClaims: Sendable {
+    public let claims: Claims
+
+    public init(_ claims: Claims) { self.claims = claims }
+
+    /// The user's stable, team-scoped identifier (`sub`).
+    public var userID: String? { claims.subject }
+    public var email: String? { claims.email }
+    /// Booleans or, in older tokens, the strings `"true"` / `"false"`.
+    public var emailVerified: Bool? { claims["email_verified"].flatMap(AppleClaims.flexibleBool) }
+    /// Whether ``email`` is a private relay address.
+    public var isPrivateEmail: Bool? { claims["is_private_email"].flatMap(AppleClaims.flexibleBool) }
+    /// Whether the device supports nonces (when false, the token may lack `nonce`).
+    public var nonceSupported: Bool? { claims["nonce_supported"].flatMap(AppleClaims.flexibleBool) }
+    public var realUserStatus: RealUserStatus? { claims.int("real_user_status").flatMap { RealUserStatus(rawValue: Int($0)) } }
+    /// The user's previous `sub` when the app was transferred to another team.
+    public var transferSubject: String? { claims.string("transfer_sub") }
+    public var nonce: String? { claims.nonce }
+    public var authTime: Double? { claims.authTime }
+
+    /// Apple's anti-fraud signal.
+    public enum RealUserStatus: Int, Sendable {
+        case unsupported = 0
+        case unknown = 1
+        case likelyReal = 2
+    }
+
+    /// `true`, `false`, `"true"` or `"false"` as a boolean; nil for anything else.
+    static func flexibleBool(_ value: JSONValue) -> Bool? {
+        switch value.kind {
+        case .true: return true
+        case .false: return false
+        case .string:
+            if value.stringEquals("true") { return true }
+            if value.stringEquals("false") { return false }
+            return nil
+        default: return nil
+        }
+    }
+}

@@ -1,0 +1,63 @@
+/// What the `aud` claim must hold.
+///
+/// A token is accepted when its `aud` is one of ``accepted``. When ``allowsArray`` is true (OIDC), `aud` may
+/// also be an array, which must contain one of them; otherwise an array is refused, because the provider always
+/// issues a single string.
+public struct AudienceRule: Sendable, Equatable {
+    public var accepted: [String]
+    public var allowsArray: Bool
+
+    public init(accepted: [String], allowsArray: Bool) {
+        self.accepted = accepted
+        self.allowsArray = allowsArray
+    }
+
+    /// Exactly this string.
+    public static func exactly(_ audience: String) -> AudienceRule { AudienceRule(accepted: [audience], allowsArray: false) }
+
+    /// One of these strings, as a string (`allowsArray: false`) or inside an array.
+    public static func oneOf(_ audiences: [String], allowsArray: Bool) -> AudienceRule {
+        AudienceRule(accepted: audiences, allowsArray: allowsArray)
+    }
+
+    func matches(_ value: JSONValue) -> Bool {
+        for audience in accepted where value.stringEquals(audience) { return true }
+        return false
+    }
+
+    /// Checks `aud` in `claims`.
+    func check(_ claims: JSONObject, profile: Profile) throws(TokenError) {
+        guard let aud = claims["aud"] else {
+            throw TokenError(.invalidClaim, claim: "aud",
+                             "the \(profile.provider.tokenName) has no \"aud\" (audience) claim. \(profile.audienceHint)")
+        }
+        switch aud.kind {
+        case .string:
+            guard matches(aud) else {
+                let accepted = self.accepted
+                throw TokenError(.wrongAudience, claim: "aud",
+                                 "the \(profile.provider.tokenName) has incorrect \"aud\" (audience) claim: expected \(AudienceRule.list(accepted)) but got \(Quoted.value(aud)). \(profile.audienceHint)")
+            }
+        case .array:
+            guard allowsArray else {
+                throw TokenError(.wrongAudience, claim: "aud",
+                                 "the \(profile.provider.tokenName) has an array as its \"aud\" (audience) claim, but this provider issues a single string. \(profile.audienceHint)")
+            }
+            let elements = aud.array ?? []
+            for element in elements where element.kind != .string {
+                throw TokenError(.invalidClaim, claim: "aud", "the \"aud\" (audience) array holds a \(element.kind) instead of strings")
+            }
+            guard elements.contains(where: matches) else {
+                let accepted = self.accepted
+                throw TokenError(.wrongAudience, claim: "aud",
+                                 "the \(profile.provider.tokenName) has incorrect \"aud\" (audience) claim: expected \(AudienceRule.list(accepted)) but got \(Quoted.value(aud)). \(profile.audienceHint)")
+            }
+        default:
+            throw TokenError(.invalidClaim, claim: "aud", "the \"aud\" (audience) claim must be a string, not a \(aud.kind)")
+        }
+    }
+
+    static func list(_ values: [String]) -> String {
+        values.count == 1 ? "\"\(values[0])\"" : "one of " + values.map { "\"\($0)\"" }.joined(separator: ", ")
+    }
+}

@@ -1,0 +1,26 @@
+/// The types of Sign in with Apple's own claims, when present.
+///
+/// `email_verified`, `is_private_email` and `nonce_supported` are booleans, or in tokens issued before about
+/// 2022 the strings `"true"` / `"false"`; any other value is refused. `real_user_status` is 0 (unsupported),
+/// 1 (unknown) or 2 (likely real). `email` is a string.
+public struct AppleClaimsRule: ClaimRule, Equatable {
+    public init() {}
+
+    public func check(_ claims: JSONObject, _ context: ClaimContext) throws(TokenError) {
+        for name in ["email_verified", "is_private_email", "nonce_supported"] {
+            if let value = claims[name], AppleClaims.flexibleBool(value) == nil {
+                throw TokenError(.invalidClaim, claim: name,
+                                 "the \"\(name)\" claim must be true, false, \"true\" or \"false\", not \(Quoted.value(value))")
+            }
+        }
+        if let status = claims["real_user_status"] {
+            guard let value = status.int64, (0...2).contains(value) else {
+                throw TokenError(.invalidClaim, claim: "real_user_status",
+                                 "the \"real_user_status\" claim must be 0, 1 or 2, not \(Quoted.value(status))")
+            }
+        }
+        if let email = claims["email"], email.kind != .string {
+            throw TokenError(.invalidClaim, claim: "email", "the \"email\" claim must be a string, not a \(email.kind)")
+        }
+    }
+}

@@ -1,0 +1,59 @@
+/// Firebase's `firebase` claim: its shape, and the tenant and sign-in-provider options.
+///
+/// When present, `firebase` must be an object whose `sign_in_provider`, `tenant` and `sign_in_second_factor`
+/// are strings and whose `identities` is an object. With ``tenant`` set, `firebase.tenant` must equal it
+/// (`tenant_mismatch`); with ``allowedSignInProviders`` set, `firebase.sign_in_provider` must be one of them
+/// (`provider_not_allowed`). Both options are checked on one reading of the nested object.
+public struct FirebaseClaimsRule: ClaimRule, Equatable {
+    /// The Identity Platform tenant ID the token must belong to; nil accepts any tenant and none.
+    public var tenant: String?
+    /// The sign-in providers accepted (`"apple.com"`, `"facebook.com"`, `"github.com"`, `"password"`…);
+    /// nil accepts any.
+    public var allowedSignInProviders: [String]?
+
+    public init(tenant: String? = nil, allowedSignInProviders: [String]? = nil) {
+        self.tenant = tenant
+        self.allowedSignInProviders = allowedSignInProviders
+    }
+
+    public func check(_ claims: JSONObject, _ context: ClaimContext) throws(TokenError) {
+        let firebase: JSONObject?
+        if let value = claims["firebase"] {
+            guard let object = value.object else {
+                throw TokenError(.invalidClaim, claim: "firebase", "the \"firebase\" claim must be an object, not a \(value.kind)")
+            }
+            try FirebaseClaimsRule.checkShape(object)
+            firebase = object
+        } else {
+            firebase = nil
+        }
+        if let tenant {
+            let actual = firebase?["tenant"]
+            guard let actual, actual.stringEquals(tenant) else {
+                let got = actual.map(Quoted.value) ?? "no tenant"
+                throw TokenError(.tenantMismatch, claim: "firebase.tenant",
+                                 "the \(context.tokenName) belongs to tenant \(got), but this verifier accepts only tenant \"\(tenant)\". Verify it with a verifier configured for its tenant")
+            }
+        }
+        if let allowed = allowedSignInProviders {
+            let provider = firebase?["sign_in_provider"]
+            guard let provider, allowed.contains(where: { provider.stringEquals($0) }) else {
+                let got = provider.map(Quoted.value) ?? "no sign-in provider"
+                throw TokenError(.providerNotAllowed, claim: "firebase.sign_in_provider",
+                                 "the user signed in with \(got), which this backend does not accept (allowed: \(allowed.joined(separator: ", ")))")
+            }
+        }
+    }
+
+    static func checkShape(_ firebase: JSONObject) throws(TokenError) {
+        for name in ["sign_in_provider", "tenant", "sign_in_second_factor"] {
+            if let value = firebase[name], value.kind != .string {
+                throw TokenError(.invalidClaim, claim: "firebase.\(name)", "\"firebase.\(name)\" must be a string, not a \(value.kind)")
+            }
+        }
+        if let identities = firebase["identities"], identities.kind != .object {
+            throw TokenError(.invalidClaim, claim: "firebase.identities",
+                             "\"firebase.identities\" must be an object mapping providers to lists of IDs, not a \(identities.kind)")
+        }
+    }
+}

@@ -1,0 +1,15 @@
+/// A claim that must be present as a non-empty string (Facebook Limited Login's `jti`).
+public struct RequiredStringRule: ClaimRule, Equatable {
+    public var name: String
+
+    public init(_ name: String) { self.name = name }
+
+    public func check(_ claims: JSONObject, _ context: ClaimContext) throws(TokenError) {
+        guard let value = claims[name] else {
+            throw TokenError(.invalidClaim, claim: name, "the required \"\(name)\" claim is missing from the \(context.tokenName)")
+        }
+        guard value.kind == .string, !value.isEmptyString else {
+            throw TokenError(.invalidClaim, claim: name, "the \"\(name)\" claim must be a non-empty string, not \(Quoted.value(value))")
+        }
+    }
+}

@@ -1,0 +1,16 @@
+/// Refuses a token whose `auth_time` is before its user's revocation time (`revoked`).
+public struct RevocationRule: ClaimRule {
+    public let times: any RevocationTimes
+
+    public init(_ times: any RevocationTimes) { self.times = times }
+
+    public func check(_ claims: JSONObject, _ context: ClaimContext) throws(TokenError) {
+        guard let uid = claims["sub"]?.string, let revokedAt = times.revocationTime(forUser: uid) else { return }
+        let cutoff = revokedAt.timeIntervalSince1970
+        let authTime = try NumericDate.read(claims, "auth_time", required: true)!
+        if authTime < cutoff {
+            throw TokenError(.revoked, claim: "auth_time",
+                             "the \(context.tokenName) was issued for a sign-in at \(UTCTime.describe(authTime)), before the user's sessions were revoked at \(UTCTime.describe(cutoff)). The user must sign in again")
+        }
+    }
+}

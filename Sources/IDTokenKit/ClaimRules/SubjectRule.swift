@@ -1,0 +1,24 @@
+/// `sub` must be a non-empty string, at most ``maxLength`` Unicode scalars long when a maximum is set
+/// (Firebase user IDs: 128).
+public struct SubjectRule: ClaimRule, Equatable {
+    public var maxLength: Int?
+
+    public init(maxLength: Int? = nil) { self.maxLength = maxLength }
+
+    public func check(_ claims: JSONObject, _ context: ClaimContext) throws(TokenError) {
+        guard let sub = claims["sub"] else {
+            throw TokenError(.invalidClaim, claim: "sub", "the \(context.tokenName) has no \"sub\" (subject) claim, so it names no user")
+        }
+        guard sub.kind == .string else {
+            throw TokenError(.invalidClaim, claim: "sub", "the \"sub\" (subject) claim must be a string, not a \(sub.kind)")
+        }
+        guard !sub.isEmptyString else {
+            throw TokenError(.invalidClaim, claim: "sub", "the \"sub\" (subject) claim is an empty string, so it names no user")
+        }
+        if let maxLength, sub.unicodeScalarCount > maxLength {
+            let count = sub.unicodeScalarCount
+            throw TokenError(.invalidClaim, claim: "sub",
+                             "the \"sub\" (subject) claim is \(count) characters long; a \(context.tokenName) has at most \(maxLength)")
+        }
+    }
+}

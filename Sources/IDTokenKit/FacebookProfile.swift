@@ -1,0 +1,26 @@
+extension Profile {
+    /// Facebook's Limited Login JWKS.
+    public static let facebookJWKSURL = "https://limited.facebook.com/.well-known/oauth/openid/jwks/"
+    /// The issuer of Facebook Limited Login tokens.
+    public static let facebookIssuer = "https://www.facebook.com"
+
+    /// Facebook Limited Login tokens for one Facebook app.
+    ///
+    /// RS256 only; `iss` is `https://www.facebook.com` (plus `extraIssuers`); `aud` is the App ID; `sub` and
+    /// `jti` are non-empty strings; `iat` and `exp` required. The nonce is the SHA-256 hex of the raw nonce by
+    /// default (the Firebase flow); use ``Nonce/exact(_:)`` when the app sends the nonce as is.
+    public static func facebook(appID: String, extraIssuers: [String] = []) -> Profile {
+        Profile(
+            provider: .facebook,
+            issuers: [facebookIssuer] + extraIssuers,
+            algorithms: [.rs256],
+            audience: .oneOf([appID], allowsArray: false),
+            requiresKeyID: true,
+            time: TimeRules(requiresIssuedAt: true),
+            rules: [SubjectRule(), RequiredStringRule("jti")],
+            nonceMode: .sha256Hex,
+            keysURL: facebookJWKSURL,
+            audienceHint: "The audience is the Facebook App ID the app signed in with",
+            issuerHint: "Only tokens issued by Facebook Limited Login are accepted (add other issuers explicitly if you need them)")
+    }
+}

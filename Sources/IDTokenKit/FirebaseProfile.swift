@@ -1,0 +1,60 @@
+extension Profile {
+    /// Google's JWKS for Firebase ID tokens.
+    public static let firebaseJWKSURL =
+        "https://www.googleapis.com/service_accounts/v1/jwk/securetoken@system.gserviceaccount.com"
+    /// The same keys as a kid → PEM-certificate map (what the Firebase Admin SDKs fetch).
+    public static let firebaseCertificatesURL =
+        "https://www.googleapis.com/robot/v1/metadata/x509/securetoken@system.gserviceaccount.com"
+    /// The kid → PEM-certificate map for Firebase session cookies.
+    public static let firebaseSessionCookieCertificatesURL =
+        "https://www.googleapis.com/identitytoolkit/v3/relyingparty/publicKeys"
+
+    /// Firebase Authentication ID tokens of one project.
+    ///
+    /// RS256 only; `iss` is `https://securetoken.google.com/<projectID>`; `aud` is exactly the project ID, as a
+    /// string; `sub` (the user ID) is 1–128 characters; `iat`, `exp` and `auth_time` are required.
+    ///
+    /// - Parameters:
+    ///   - tenant: accept only tokens of this Identity Platform tenant (`tenant_mismatch` otherwise).
+    ///   - allowedSignInProviders: accept only these `firebase.sign_in_provider` values, e.g.
+    ///     `["apple.com", "facebook.com", "github.com"]` (`provider_not_allowed` otherwise).
+    ///   - revocation: per-user revocation times; tokens whose `auth_time` is earlier are `revoked`.
+    public static func firebase(projectID: String, tenant: String? = nil, allowedSignInProviders: [String]? = nil,
+                                revocation: (any RevocationTimes)? = nil) -> Profile {
+        firebaseProfile(.firebase, issuer: "https://securetoken.google.com/" + projectID, projectID: projectID,
+                        keysURL: firebaseJWKSURL, tenant: tenant, allowedSignInProviders: allowedSignInProviders,
+                        revocation: revocation)
+    }
+
+    /// Firebase session cookies (`createSessionCookie`) of one project: like ID tokens, but issued by
+    /// `https://session.firebase.google.com/<projectID>` and signed with the session-cookie keys.
+    public static func firebaseSessionCookie(projectID: String, tenant: String? = nil, allowedSignInProviders: [String]? = nil,
+                                             revocation: (any RevocationTimes)? = nil) -> Profile {
+        firebaseProfile(.firebaseSessionCookie, issuer: "https://session.firebase.google.com/" + projectID, projectID: projectID,
+                        keysURL: firebaseSessionCookieCertificatesURL, tenant: tenant,
+                        allowedSignInProviders: allowedSignInProviders, revocation: revocation)
+    }
+
+    private static func firebaseProfile(_ provider: Provider, issuer: String, projectID: String, keysURL: String,
+                                         tenant: String?, allowedSignInProviders: [String]?,
+                                         revocation: (any RevocationTimes)?) -> Profile {
+        var rules: [any ClaimRule] = [SubjectRule(maxLength: 128),
+                                      FirebaseClaimsRule(tenant: tenant, allowedSignInProviders: allowedSignInProviders)]
+        if let revocation { rules.append(RevocationRule(revocation)) }
+        let what = provider == .firebase ? "ID token" : "session cookie"
+        return Profile(
+            provider: provider,
+            issuers: [issuer],
+            algorithms: [.rs256],
+            audience: .exactly(projectID),
+            requiresKeyID: true,
+            time: TimeRules(requiresIssuedAt: true, requiresAuthTime: true),
+            rules: rules,
+            nonceMode: nil,
+            keysURL: keysURL,
+            audienceHint: "Make sure the \(what) comes from the same Firebase project (\"\(projectID)\") that this backend is configured for",
+            issuerHint: "Make sure the \(what) comes from the Firebase project \"\(projectID)\"" +
+                (provider == .firebase ? " and is an ID token (session cookies have another issuer)"
+                                       : " and is a session cookie (ID tokens have another issuer)"))
+    }
+}

@@ -1,0 +1,19 @@
+/// `iss` must be a string equal to one of the pinned issuers.
+public struct IssuerRule: Sendable, Equatable {
+    public var accepted: [String]
+
+    public init(_ accepted: [String]) { self.accepted = accepted }
+
+    func check(_ claims: JSONObject, profile: Profile) throws(TokenError) {
+        guard let iss = claims["iss"] else {
+            throw TokenError(.invalidClaim, claim: "iss", "the \(profile.provider.tokenName) has no \"iss\" (issuer) claim")
+        }
+        guard iss.kind == .string else {
+            throw TokenError(.invalidClaim, claim: "iss", "the \"iss\" (issuer) claim must be a string, not a \(iss.kind)")
+        }
+        for issuer in accepted where iss.stringEquals(issuer) { return }
+        let accepted = self.accepted
+        throw TokenError(.wrongIssuer, claim: "iss",
+                         "the \(profile.provider.tokenName) has incorrect \"iss\" (issuer) claim: expected \(AudienceRule.list(accepted)) but got \(Quoted.value(iss)). \(profile.issuerHint)")
+    }
+}

@@ -1,0 +1,20 @@
+/// How far the clock may disagree with the token's issuer: every time check (DESIGN §2) is widened by it.
+///
+/// The default is 60 seconds; a profile accepts 0 to 300 seconds (``allowedRange``). The value is checked when
+/// a verifier is built, so a verification never sees an out-of-range leeway.
+public struct Leeway: Sendable, Hashable, CustomStringConvertible {
+    public let seconds: Int
+
+    public init(seconds: Int) { self.seconds = seconds }
+
+    /// The leeways a profile accepts.
+    public static let allowedRange = 0...300
+
+    /// 60 seconds.
+    public static let `default` = Leeway(seconds: 60)
+
+    /// No slack at all.
+    public static let zero = Leeway(seconds: 0)
+
+    public var description: String { "\(seconds) s" }
+}

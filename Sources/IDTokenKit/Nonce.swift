@@ -1,0 +1,95 @@
+/// The nonce a verification expects in the token's `nonce` claim (DESIGN §6).
+///
+/// Sign in with Apple and Facebook Limited Login echo what the app sent; the Firebase guides for both have the
+/// app send the SHA-256 of a raw random nonce, in lowercase hex, and keep the raw value for the backend. So:
+///
+/// ```swift
+/// let nonce = try Nonce.generate()            // app side: send nonce.sha256Hex, keep nonce.raw
+/// let token = try await verifier.verify(idToken, now: .now, nonce: .sha256Hex(nonce.raw))
+/// ```
+///
+/// The comparison runs in time independent of where the values differ.
+public enum Nonce: Sendable, Equatable {
+    /// The token carries the lowercase hex SHA-256 of this raw nonce.
+    case sha256Hex(String)
+    /// The token carries exactly this value.
+    case exact(String)
+
+    /// The value the token's `nonce` claim must equal.
+    public var expectedClaimValue: String {
+        switch self {
+        case .sha256Hex(let raw): return SHA256.hexDigest(utf8: raw)
+        case .exact(let value): return value
+        }
+    }
+
+    /// Whether the token's `nonce` value is the expected one, compared in constant time.
+    public func matches(_ value: JSONValue) -> Bool {
+        guard let actual = value.stringBytes else { return false }
+        switch self {
+        case .sha256Hex(let raw):
+            // 64 hex digits, built on the stack: no String for the expected value.
+            let digest = SHA256.hash(utf8: raw)
+            return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 64) { hex in
+                let digits: StaticString = "0123456789abcdef"
+                digits.withUTF8Buffer { table in
+                    for (k, byte) in digest.enumerated() {
+                        hex[2 * k] = table[Int(byte >> 4)]
+                        hex[2 * k + 1] = table[Int(byte & 0x0F)]
+                    }
+                }
+                return actual.withUnsafeBufferPointer { ConstantTime.equals($0, UnsafeBufferPointer(hex)) }
+            }
+        case .exact(let expected):
+            var expected = expected
+            return expected.withUTF8 { want in actual.withUnsafeBufferPointer { ConstantTime.equals($0, want) } }
+        }
+    }
+
+    /// Checks the `nonce` claim of `claims` (`nonce_mismatch` when missing or different).
+    func check(_ claims: JSONObject, tokenName: String) throws(TokenError) {
+        guard let value = claims["nonce"] else {
+            throw TokenError(.nonceMismatch, claim: "nonce",
+                             "a nonce was expected but the \(tokenName) has no \"nonce\" claim: the app must send the nonce when it signs the user in")
+        }
+        guard matches(value) else {
+            let hint: String
+            switch self {
+            case .sha256Hex: hint = "the token must carry the lowercase hex SHA-256 of the raw nonce the app generated; check that the app sent the hash and the backend was given the raw value"
+            case .exact: hint = "the token must carry exactly the nonce the app sent"
+            }
+            throw TokenError(.nonceMismatch, claim: "nonce", "the \(tokenName)'s \"nonce\" claim does not match the expected nonce: \(hint)")
+        }
+    }
+
+    // MARK: Generating
+
+    /// A fresh random nonce: ``raw`` for the backend to keep, ``sha256Hex`` for the app to send.
+    public struct Generated: Sendable, Equatable {
+        /// Characters of the base64url alphabet (`A–Z a–z 0–9 - _`), each chosen uniformly at random.
+        public let raw: String
+        /// The lowercase hex SHA-256 of ``raw``'s UTF-8 bytes.
+        public let sha256Hex: String
+    }
+
+    /// The shortest and longest nonces ``generate(length:)`` makes.
+    public static let lengthRange = 16...512
+
+    /// A random nonce of `length` base64url characters (default 32, i.e. 192 bits).
+    ///
+    /// Each character takes the low 6 bits of one byte from libcrypto's DRBG; 64 divides 256, so every character
+    /// is exactly uniform (no modulo bias).
+    public static func generate(length: Int = 32) throws(ConfigurationError) -> Generated {
+        guard lengthRange.contains(length) else {
+            throw ConfigurationError("a nonce must be \(lengthRange.lowerBound) to \(lengthRange.upperBound) characters long, not \(length)")
+        }
+        let bytes: [UInt8]
+        do { bytes = try SecureRandom.bytes(length) } catch {
+            throw ConfigurationError("\(error)")
+        }
+        let alphabet: StaticString = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+        let characters = alphabet.withUTF8Buffer { table in bytes.map { table[Int($0 & 63)] } }
+        let raw = String(decoding: characters, as: UTF8.self)
+        return Generated(raw: raw, sha256Hex: SHA256.hexDigest(utf8: raw))
+    }
+}

@@ -1,0 +1,24 @@
+extension Profile {
+    /// The algorithms a generic OIDC profile accepts unless told otherwise.
+    public static let oidcDefaultAlgorithms: Set<JWSAlgorithm> = [.rs256, .es256]
+
+    /// Any OpenID Connect issuer: `iss` one of `issuers`, `aud` one of `audiences` (a string, or an array that
+    /// contains one), `sub` and `exp` required, `iat` optional. `kid` is not required: a header without one
+    /// matches a key set that holds exactly one key.
+    public static func oidc(issuers: [String], audiences: [String],
+                            algorithms: Set<JWSAlgorithm> = oidcDefaultAlgorithms,
+                            jwksURL: String? = nil, nonceMode: NonceMode? = .exact) -> Profile {
+        Profile(
+            provider: .oidc,
+            issuers: issuers,
+            algorithms: algorithms,
+            audience: .oneOf(audiences, allowsArray: true),
+            requiresKeyID: false,
+            time: TimeRules(requiresIssuedAt: false),
+            rules: [SubjectRule()],
+            nonceMode: nonceMode,
+            keysURL: jwksURL,
+            audienceHint: "The audience is the client ID registered with the issuer",
+            issuerHint: "Add the issuer to the accepted issuers if it is one you trust")
+    }
+}

@@ -1,0 +1,90 @@
+/// What a verifier accepts, as data (DESIGN §4): the pinned issuers and algorithms, the audience rule, the
+/// claims that must be present and their types, how the provider carries the nonce, the leeway, and where the
+/// provider publishes its keys.
+///
+/// Use the provider constructors — ``firebase(projectID:tenant:allowedSignInProviders:revocation:)``,
+/// ``firebaseSessionCookie(projectID:tenant:allowedSignInProviders:revocation:)``, ``apple(clientIDs:)``,
+/// ``facebook(appID:extraIssuers:)``, ``oidc(issuers:audiences:algorithms:jwksURL:)`` — and adjust fields if
+/// needed. The token never chooses anything here: the algorithm, issuer and keys all come from the profile.
+public struct Profile: Sendable {
+    public var provider: Provider
+    /// `iss` must equal one of these.
+    public var issuer: IssuerRule
+    /// The algorithms a token may be signed with. `none` and HMAC cannot be named at all.
+    public var algorithms: Set<JWSAlgorithm>
+    public var audience: AudienceRule
+    /// Whether the header must name its key with `kid` (true for Firebase, Apple and Facebook).
+    public var requiresKeyID: Bool
+    public var time: TimeRules
+    /// Further checks, in order, after issuer, audience, time and subject.
+    public var rules: [any ClaimRule]
+    /// How the provider carries a nonce: ``NonceMode/sha256Hex`` for Apple and Facebook; nil when it has none.
+    public var nonceMode: NonceMode?
+    public var leeway: Leeway
+    public var limits: JWSLimits
+    /// Where the provider publishes its keys (a JWKS or a kid → certificate map), for an HTTPS key source.
+    public var keysURL: String?
+    /// Advice appended to `wrong_audience` messages.
+    public var audienceHint: String
+    /// Advice appended to `wrong_issuer` messages.
+    public var issuerHint: String
+
+    public init(provider: Provider, issuers: [String], algorithms: Set<JWSAlgorithm>, audience: AudienceRule,
+                requiresKeyID: Bool, time: TimeRules, rules: [any ClaimRule], nonceMode: NonceMode?,
+                keysURL: String?, leeway: Leeway = .default, limits: JWSLimits = .default,
+                audienceHint: String = "", issuerHint: String = "") {
+        self.provider = provider
+        self.issuer = IssuerRule(issuers)
+        self.algorithms = algorithms
+        self.audience = audience
+        self.requiresKeyID = requiresKeyID
+        self.time = time
+        self.rules = rules
+        self.nonceMode = nonceMode
+        self.keysURL = keysURL
+        self.leeway = leeway
+        self.limits = limits
+        self.audienceHint = audienceHint
+        self.issuerHint = issuerHint
+    }
+
+    /// The pinned issuers.
+    public var issuers: [String] { issuer.accepted }
+
+    /// Returns a copy with another leeway.
+    public func withLeeway(_ leeway: Leeway) -> Profile {
+        var copy = self
+        copy.leeway = leeway
+        return copy
+    }
+
+    /// Checks that the profile can be used; verifiers call this when they are built.
+    public func validate() throws(ConfigurationError) {
+        guard Leeway.allowedRange.contains(leeway.seconds) else {
+            throw ConfigurationError("the leeway must be \(Leeway.allowedRange.lowerBound) to \(Leeway.allowedRange.upperBound) seconds, not \(leeway.seconds)")
+        }
+        guard !issuer.accepted.isEmpty, issuer.accepted.allSatisfy({ !$0.isEmpty }) else {
+            throw ConfigurationError("a \(provider.rawValue) profile needs at least one issuer, and no issuer may be empty")
+        }
+        guard !audience.accepted.isEmpty, audience.accepted.allSatisfy({ !$0.isEmpty }) else {
+            throw ConfigurationError(provider == .firebase || provider == .firebaseSessionCookie
+                                     ? "a Firebase profile needs the project ID"
+                                     : "a \(provider.rawValue) profile needs at least one audience (client ID or app ID), and none may be empty")
+        }
+        guard !algorithms.isEmpty else { throw ConfigurationError("a profile needs at least one algorithm") }
+        guard limits.maxTokenBytes > 0, limits.maxDepth > 0 else { throw ConfigurationError("the token limits must be positive") }
+    }
+}
+
+/// How a provider carries the nonce the app sent.
+public enum NonceMode: String, Sendable, Equatable {
+    /// The token holds the lowercase hex SHA-256 of the raw nonce.
+    case sha256Hex
+    /// The token holds the nonce as sent.
+    case exact
+
+    /// The expectation for a raw nonce the backend kept.
+    public func expecting(_ raw: String) -> Nonce {
+        self == .sha256Hex ? .sha256Hex(raw) : .exact(raw)
+    }
+}

@@ -1,0 +1,33 @@
+/// A token that passed every check of its profile. Only ``IDTokenVerifier`` can make one, so holding a
+/// `VerifiedToken` means the signature, issuer, audience, times, claims, nonce and replay checks all passed.
+public struct VerifiedToken: Sendable {
+    /// The profile's provider.
+    public let provider: Provider
+    /// The algorithm the signature was checked with.
+    public let algorithm: JWSAlgorithm
+    /// The protected header.
+    public let header: JOSEHeader
+    public let claims: Claims
+
+    init(provider: Provider, algorithm: JWSAlgorithm, header: JOSEHeader, claims: JSONObject) {
+        self.provider = provider
+        self.algorithm = algorithm
+        self.header = header
+        self.claims = Claims(claims)
+    }
+
+    /// The `kid` of the key that verified the signature, when the header named one.
+    public var kid: String? { header.kid }
+    /// `sub`, which every profile requires to be a non-empty string.
+    public var subject: String { claims.subject ?? "" }
+    public var issuer: String { claims.issuer ?? "" }
+    /// `exp`, seconds since 1970.
+    public var expiresAt: Double { claims.expiresAt ?? 0 }
+
+    /// Firebase-specific claims (meaningful for ``Provider/firebase`` and ``Provider/firebaseSessionCookie``).
+    public var firebase: FirebaseClaims { FirebaseClaims(claims) }
+    /// Sign in with Apple claims.
+    public var apple: AppleClaims { AppleClaims(claims) }
+    /// Facebook Limited Login claims.
+    public var facebook: FacebookClaims { FacebookClaims(claims) }
+}

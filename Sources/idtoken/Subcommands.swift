@@ -1,0 +1,9 @@
+import ArgumentParser
+
+extension IDToken {
+    /// The subcommands, in the order `idtoken --help` lists them. Each lives in its own file; add new ones here.
+    static let subcommandTypes: [any ParsableCommand.Type] = [
+        VerifyCommand.self,
+        NonceCommand.self,
+    ]
+}

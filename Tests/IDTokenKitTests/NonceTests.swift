@@ -1,0 +1,48 @@
+import IDTokenKit
+import JOSE
+import Testing
+
+@Suite struct NonceTests {
+    static let alphabet = Set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_")
+
+    @Test func generatedNonceHasTheLengthAlphabetAndHash() throws {
+        for length in [16, 32, 43, 512] {
+            let nonce = try Nonce.generate(length: length)
+            #expect(nonce.raw.count == length)
+            #expect(nonce.raw.allSatisfy(Self.alphabet.contains))
+            #expect(nonce.sha256Hex == SHA256.hexDigest(utf8: nonce.raw))
+            #expect(nonce.sha256Hex.count == 64)
+        }
+        #expect(try Nonce.generate() != Nonce.generate())
+        #expect(throws: ConfigurationError.self) { try Nonce.generate(length: 15) }
+        #expect(throws: ConfigurationError.self) { try Nonce.generate(length: 513) }
+    }
+
+    /// Every symbol of the alphabet occurs, at about the same rate: 64 000 characters give each symbol an
+    /// expected 1000 occurrences (standard deviation about 31); a modulo-biased or truncated alphabet would
+    /// leave some symbols far outside 800–1200.
+    @Test func charactersAreUniform() throws {
+        var counts: [Character: Int] = [:]
+        for _ in 0..<125 { for c in try Nonce.generate(length: 512).raw { counts[c, default: 0] += 1 } }
+        #expect(counts.count == 64)
+        for (symbol, count) in counts { #expect((800...1200).contains(count), "\(symbol): \(count)") }
+    }
+
+    @Test func knownSHA256() {
+        // FIPS 180-2 example.
+        #expect(SHA256.hexDigest(utf8: "abc") == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
+        #expect(Nonce.sha256Hex("abc").expectedClaimValue == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
+        #expect(Nonce.exact("abc").expectedClaimValue == "abc")
+        #expect(NonceMode.sha256Hex.expecting("r") == .sha256Hex("r"))
+    }
+
+    @Test func matchingIsExact() throws {
+        let claims = try JSONObject.parse(#"{"h":"ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad","e":"a\/b","n":5}"#)
+        #expect(Nonce.sha256Hex("abc").matches(claims["h"]!))
+        #expect(!Nonce.sha256Hex("abd").matches(claims["h"]!))
+        #expect(!Nonce.exact("abc").matches(claims["h"]!))
+        #expect(Nonce.exact("a/b").matches(claims["e"]!))
+        #expect(!Nonce.exact("a/").matches(claims["e"]!))
+        #expect(!Nonce.exact("5").matches(claims["n"]!))
+    }
+}

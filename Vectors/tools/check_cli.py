@@ -1,0 +1,120 @@
+#!/usr/bin/env python3
+"""Runs the `idtoken verify --json` command line over the vector cases and checks that it reproduces each
+case's verdict: the JSON's "valid" and error code, and the exit status (0 valid, 1 invalid, 3 keys unavailable).
+
+Usage: python3 Vectors/tools/check_cli.py PATH-TO-idtoken [CASE-FILE...]
+Default: Vectors/external/providers/cases.json (every real provider token). Generated case files
+(Vectors/generated/*.json) can be given too; cases with inline keys, a replay cache or revocation times, which
+the command line cannot express, are skipped.
+"""
+import json
+import os
+import subprocess
+import sys
+
+VECTORS = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+
+
+def arguments(case):
+    p = case["profile"]
+    args = ["verify", case["token"], "--provider", p["provider"], "--json", "--at", str(case["at"])]
+    if p["provider"] in ("firebase", "firebase-session"):
+        args += ["--project-id", p["project_id"]]
+        if p.get("tenant"):
+            args += ["--tenant", p["tenant"]]
+        for name in p.get("allowed_sign_in_providers") or []:
+            args += ["--allow-sign-in-provider", name]
+    elif p["provider"] == "apple":
+        for client in p["client_ids"]:
+            args += ["--audience", client]
+    elif p["provider"] == "facebook":
+        args += ["--audience", p["app_id"]]
+        for issuer in p.get("extra_issuers", []):
+            args += ["--issuer", issuer]
+    else:
+        for issuer in p["issuers"]:
+            args += ["--issuer", issuer]
+        for audience in p["audiences"]:
+            args += ["--audience", audience]
+        for alg in p.get("algorithms", []):
+            args += ["--algorithm", alg]
+    if "leeway" in p:
+        args += ["--leeway", str(p["leeway"])]
+    nonce = case.get("nonce")
+    if nonce:
+        args += ["--nonce" if nonce["mode"] == "sha256hex" else "--nonce-exact", nonce["value"]]
+    args += ["--keys", os.path.join(VECTORS, case["keys"])]
+    return args
+
+
+def runnable(case):
+    p = case["profile"]
+    return (isinstance(case["keys"], str) and not case.get("replay") and "revoked_before" not in p
+            and "require_kid" not in p)
+
+
+def check_exit_statuses(binary):
+    """Bad usage and configuration exit 2; a key source with no keys at all exits 3."""
+    import tempfile
+    with tempfile.TemporaryDirectory() as scratch:
+        empty = os.path.join(scratch, "empty.json")
+        with open(empty, "w") as f:
+            f.write('{"keys":[]}')
+        keys = os.path.join(VECTORS, "generated", "keysets", "apple_jwks.json")
+        checks = [
+            (["verify", "a.b.c", "--provider", "firebase", "--keys", keys], 2, "firebase without --project-id"),
+            (["verify", "a.b.c", "--provider", "apple", "--audience", "x", "--leeway", "301", "--keys", keys], 2, "leeway 301"),
+            (["verify", "a.b.c", "--provider", "apple", "--audience", "x", "--keys", "/nonexistent/keys.json"], 2, "missing key file"),
+            (["verify", "a.b.c", "--provider", "apple", "--audience", "x", "--keys", "https://appleid.apple.com/auth/keys"], 2, "key URL"),
+            (["verify", "a.b.c", "--provider", "apple", "--audience", "x", "--nonce", "n", "--nonce-exact", "n", "--keys", keys], 2, "two nonces"),
+            (["verify", "a.b.c", "--provider", "nobody", "--audience", "x", "--keys", keys], 2, "unknown provider"),
+            (["verify", "a.b.c", "--provider", "apple", "--audience", "x", "--keys", empty], 3, "no keys at all"),
+            (["verify", "a.b.c", "--provider", "apple", "--audience", "x", "--keys", keys], 1, "a malformed token"),
+            (["nonce", "--length", "8"], 2, "nonce too short"),
+            (["nonce", "--length", "40"], 0, "nonce"),
+        ]
+        failures = 0
+        for args, want, label in checks:
+            status = subprocess.run([binary] + args, capture_output=True, text=True).returncode
+            if status != want:
+                failures += 1
+                print(f"FAIL exit status for {label}: {status}, expected {want}", file=sys.stderr)
+        return failures
+
+
+def main():
+    if len(sys.argv) < 2:
+        print(__doc__, file=sys.stderr)
+        return 2
+    binary = sys.argv[1]
+    files = sys.argv[2:] or [os.path.join(VECTORS, "external", "providers", "cases.json")]
+    total = failures = 0
+    for path in files:
+        with open(path, encoding="utf-8") as f:
+            cases = [c for c in json.load(f)["cases"] if runnable(c)]
+        for case in cases:
+            total += 1
+            result = subprocess.run([binary] + arguments(case), capture_output=True, text=True)
+            expect = case["expect"]
+            want_status = 0 if expect["valid"] else (3 if expect["error"] == "keys_unavailable" else 1)
+            problem = None
+            try:
+                out = json.loads(result.stdout)
+                got = None if out["valid"] else out["error"]["code"]
+                if out["valid"] != expect["valid"] or got != expect["error"]:
+                    problem = f"expected {expect['error'] or 'valid'}, the tool says {got or 'valid'}"
+                elif result.returncode != want_status:
+                    problem = f"exit status {result.returncode}, expected {want_status}"
+            except (ValueError, KeyError) as error:
+                problem = f"unreadable output ({error}): {result.stdout[:200]!r} {result.stderr[:200]!r}"
+            if problem:
+                failures += 1
+                print(f"FAIL {case['id']}: {problem}", file=sys.stderr)
+    print(f"check_cli: idtoken verify --json reproduced {total - failures} of {total} verdicts")
+    status_failures = check_exit_statuses(binary)
+    print(f"check_cli: exit statuses for usage, configuration and key errors: {status_failures} wrong")
+    return 1 if failures or status_failures or total == 0 else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
