@@ -4,13 +4,42 @@ import Glibc
 import Darwin
 #endif
 
+/// The bytes of one JSON document and its member table (see `JSONMember`), shared by every ``JSONObject`` and
+/// ``JSONValue`` that views the document. Immutable once built; its stored properties are constants, so reading
+/// them costs no exclusivity check.
+@usableFromInline
+final class JSONDocument: @unchecked Sendable {
+    @usableFromInline let bytes: [UInt8]
+    @usableFromInline let members: UnsafeMutablePointer<JSONMember>
+    @usableFromInline let memberCount: Int
+
+    /// A document holding `bytes` and the members the reader collected; takes over the reader's table.
+    @usableFromInline
+    init(bytes: [UInt8], reader: inout JSONReader) {
+        self.bytes = bytes
+        self.members = reader.table
+        self.memberCount = reader.count
+        reader.ownsTable = false
+    }
+
+    deinit { members.deallocate() }
+
+    @inlinable
+    func withMembers<R>(_ body: (UnsafePointer<JSONMember>) -> R) -> R { body(UnsafePointer(members)) }
+}
+
 /// A JSON object read strictly (see ``JSONObject/parse(_:maxDepth:)``), holding its own UTF-8 bytes.
 ///
-/// Members are indexed as byte ranges; each value is decoded only when it is asked for. Nested objects are
-/// views on the same storage, so reading `firebase.sign_in_provider` copies nothing.
-public struct JSONObject: Sendable {
-    @usableFromInline let storage: [UInt8]
-    @usableFromInline let members: [JSONMember]
+/// Members are indexed as byte ranges by the one pass that validates the document, nested objects included;
+/// each value is decoded only when it is asked for. Nested objects are views on the same document, so reading
+/// `firebase.sign_in_provider` neither copies nor reads anything again.
+public struct JSONObject: @unchecked Sendable {
+    @usableFromInline let document: JSONDocument
+    /// The index of the first member in the document's table, or -1 for an empty object.
+    @usableFromInline let first: Int32
+    /// The object's own text, from `{` to `}`.
+    @usableFromInline let start: Int32
+    @usableFromInline let end: Int32
 
     /// The default nesting limit for token headers and claims. Real ID tokens nest three or four levels.
     public static let defaultMaxDepth = 32
@@ -21,20 +50,28 @@ public struct JSONObject: Sendable {
     /// (a debug build crashed between 3,900 and 5,000 levels on a Swift concurrency thread).
     public static let depthCeiling = 2048
 
-    @usableFromInline init(storage: [UInt8], members: [JSONMember]) {
-        self.storage = storage
-        self.members = members
+    @usableFromInline init(document: JSONDocument, first: Int32, start: Int32, end: Int32) {
+        self.document = document
+        self.first = first
+        self.start = start
+        self.end = end
     }
 
     /// Parses `bytes`, which must be exactly one JSON object (surrounding whitespace allowed), nested at most
     /// `maxDepth` levels deep (capped at ``depthCeiling``). Levels count values as Jansson does: the object is
     /// level 1, its members' values level 2, and so on, scalars included.
     public static func parse(_ bytes: [UInt8], maxDepth: Int = defaultMaxDepth) throws(JSONSyntaxError) -> JSONObject {
-        let members = try bytes.withUnsafeBufferPointer { buffer throws(JSONSyntaxError) -> [JSONMember] in
-            var reader = JSONReader(buffer, maxDepth: maxDepth, capacity: 16)
-            return try reader.readTopLevelObject()
+        try bytes.withUnsafeBufferPointer { buffer throws(JSONSyntaxError) -> JSONObject in
+            var reader = JSONReader(buffer, maxDepth: maxDepth, capacity: 32)
+            defer { reader.release() }
+            reader.skipWhitespace()
+            let start = Int32(reader.index)
+            let first = try reader.readTopLevelObject()
+            var end = bytes.count
+            while end > 0, bytes[end - 1] <= 0x20 { end -= 1 }
+            return JSONObject(document: JSONDocument(bytes: bytes, reader: &reader), first: first,
+                              start: start, end: Int32(end))
         }
-        return JSONObject(storage: bytes, members: members)
     }
 
     /// Parses a string holding one JSON object.
@@ -42,16 +79,34 @@ public struct JSONObject: Sendable {
         try parse(Array(text.utf8), maxDepth: maxDepth)
     }
 
+    /// The table indexes of the members, in document order.
+    @usableFromInline
+    var memberIndexes: [Int] {
+        document.withMembers { table in
+            var indexes: [Int] = []
+            var k = Int(first)
+            while k >= 0 {
+                indexes.append(k)
+                k = Int(table[k].next)
+            }
+            return indexes
+        }
+    }
+
     /// The number of members.
-    public var count: Int { members.count }
+    public var count: Int { memberIndexes.count }
 
     /// The member names, in document order.
     public var keys: [String] {
-        members.map { member in
-            storage.withUnsafeBufferPointer { buffer in
-                let body = UnsafeBufferPointer(rebasing: buffer[Int(member.keyStart)..<Int(member.keyEnd)])
-                return member.keyEscaped ? String(decoding: JSONReader.unescape(body), as: UTF8.self)
-                                         : String(decoding: body, as: UTF8.self)
+        let bytes = document.bytes
+        return document.withMembers { table in
+            memberIndexes.map { k in
+                let member = table[k]
+                return bytes.withUnsafeBufferPointer { buffer in
+                    let body = UnsafeBufferPointer(rebasing: buffer[Int(member.keyStart)..<Int(member.keyEnd)])
+                    return member.keyEscaped ? String(decoding: JSONReader.unescape(body), as: UTF8.self)
+                                             : String(decoding: body, as: UTF8.self)
+                }
             }
         }
     }
@@ -62,10 +117,15 @@ public struct JSONObject: Sendable {
         var key = key
         return key.withUTF8 { name -> JSONValue? in
             guard let position = index(of: name) else { return nil }
-            let member = members[position]
-            return JSONValue(storage: storage, start: Int(member.valueStart), end: Int(member.valueEnd),
-                             kind: member.kind, escaped: member.valueEscaped)
+            return value(at: position)
         }
+    }
+
+    @usableFromInline
+    func value(at position: Int) -> JSONValue {
+        let member = document.members[position]
+        return JSONValue(document: document, start: Int(member.valueStart), end: Int(member.valueEnd), kind: member.kind,
+                         escaped: member.valueEscaped, firstChild: member.firstChild, indexed: true)
     }
 
     /// Whether a member named `key` is present (whatever its value, `null` included).
@@ -77,54 +137,62 @@ public struct JSONObject: Sendable {
 
     @usableFromInline
     func index(of name: UnsafeBufferPointer<UInt8>) -> Int? {
-        let hash = JSONReader.fnv(name.baseAddress ?? UnsafePointer(bitPattern: 1)!, name.count)
-        return storage.withUnsafeBufferPointer { buffer -> Int? in
-            for position in members.indices {
-                let member = members[position]
-                guard member.keyHash == hash else { continue }
-                let body = UnsafeBufferPointer(rebasing: buffer[Int(member.keyStart)..<Int(member.keyEnd)])
-                if member.keyEscaped {
-                    if JSONReader.unescape(body).elementsEqual(name) { return position }
-                } else if bytesEqual(body, name) {
-                    return position
-                }
-            }
-            return nil
+        let hash = UInt32(truncatingIfNeeded: JSONReader.fnv(name.baseAddress ?? UnsafePointer(bitPattern: 1)!, name.count))
+        let table = document.members
+        var k = Int(first)
+        while k >= 0 {
+            let member = table[k]
+            if member.keyHash == hash, keyEquals(member, name) { return k }
+            k = Int(member.next)
+        }
+        return nil
+    }
+
+    @usableFromInline
+    func keyEquals(_ member: JSONMember, _ name: UnsafeBufferPointer<UInt8>) -> Bool {
+        document.bytes.withUnsafeBufferPointer { buffer in
+            let body = UnsafeBufferPointer(rebasing: buffer[Int(member.keyStart)..<Int(member.keyEnd)])
+            return member.keyEscaped ? JSONReader.unescape(body).elementsEqual(name) : bytesEqual(body, name)
         }
     }
 
     /// Every member as (name, value), in document order.
     public var entries: [(key: String, value: JSONValue)] {
-        zip(keys, members).map { key, member in
-            (key, JSONValue(storage: storage, start: Int(member.valueStart), end: Int(member.valueEnd),
-                            kind: member.kind, escaped: member.valueEscaped))
-        }
+        zip(keys, memberIndexes).map { key, k in (key, value(at: k)) }
     }
 
     /// The object's JSON text exactly as received.
-    public var rawJSON: String { String(decoding: storage, as: UTF8.self) }
+    public var rawJSON: String {
+        document.bytes.withUnsafeBufferPointer { String(decoding: UnsafeBufferPointer(rebasing: $0[Int(start)..<Int(end)]), as: UTF8.self) }
+    }
 }
 
 /// One JSON value inside a ``JSONObject``: a kind and a byte range, decoded on demand.
-public struct JSONValue: Sendable {
-    @usableFromInline let storage: [UInt8]
+public struct JSONValue: @unchecked Sendable {
+    @usableFromInline let document: JSONDocument
     @usableFromInline let start: Int
     @usableFromInline let end: Int
     public let kind: JSONKind
     @usableFromInline let escaped: Bool
+    /// For an object that is a member's value: its first member in the document's table (-1 if empty).
+    @usableFromInline let firstChild: Int32
+    /// Whether `firstChild` is known: false for values inside arrays, whose objects are not indexed.
+    @usableFromInline let indexed: Bool
 
     @usableFromInline
-    init(storage: [UInt8], start: Int, end: Int, kind: JSONKind, escaped: Bool) {
-        self.storage = storage
+    init(document: JSONDocument, start: Int, end: Int, kind: JSONKind, escaped: Bool, firstChild: Int32, indexed: Bool) {
+        self.document = document
         self.start = start
         self.end = end
         self.kind = kind
         self.escaped = escaped
+        self.firstChild = firstChild
+        self.indexed = indexed
     }
 
     @inlinable
     func withBody<R>(_ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
-        storage.withUnsafeBufferPointer { buffer in body(UnsafeBufferPointer(rebasing: buffer[start..<end])) }
+        document.bytes.withUnsafeBufferPointer { buffer in body(UnsafeBufferPointer(rebasing: buffer[start..<end])) }
     }
 
     /// The string value decoded, or nil when the value is not a string.
@@ -201,23 +269,28 @@ public struct JSONValue: Sendable {
 
     public var isNull: Bool { kind == .null }
 
-    /// A nested object, sharing this document's storage; nil for other kinds.
+    /// A nested object, a view on the same document; nil for other kinds.
     public var object: JSONObject? {
         guard kind == .object else { return nil }
-        // Already validated when the document was read; this pass only indexes the members.
-        return storage.withUnsafeBufferPointer { buffer -> JSONObject? in
-            var reader = JSONReader(UnsafeBufferPointer(rebasing: buffer[..<end]), maxDepth: Int.max, capacity: 8)
+        if indexed { return JSONObject(document: document, first: firstChild, start: Int32(start), end: Int32(end)) }
+        // An object inside an array was validated but not indexed: index it now, sharing the bytes.
+        let bytes = document.bytes
+        return bytes.withUnsafeBufferPointer { buffer -> JSONObject? in
+            var reader = JSONReader(UnsafeBufferPointer(rebasing: buffer[..<end]), maxDepth: JSONObject.depthCeiling, capacity: 8)
+            defer { reader.release() }
             reader.index = start
-            guard (try? reader.readObject(depth: 1, keep: true)) != nil else { return nil }
-            return JSONObject(storage: storage, members: reader.scratch)
+            guard let first = try? reader.readObject(depth: 1) else { return nil }
+            return JSONObject(document: JSONDocument(bytes: bytes, reader: &reader), first: first,
+                              start: Int32(start), end: Int32(end))
         }
     }
 
     /// The elements of an array; nil for other kinds.
     public var array: [JSONValue]? {
         guard kind == .array else { return nil }
-        return storage.withUnsafeBufferPointer { buffer -> [JSONValue]? in
-            var reader = JSONReader(UnsafeBufferPointer(rebasing: buffer[..<end]), maxDepth: Int.max, capacity: 0)
+        return document.bytes.withUnsafeBufferPointer { buffer -> [JSONValue]? in
+            var reader = JSONReader(UnsafeBufferPointer(rebasing: buffer[..<end]), maxDepth: JSONObject.depthCeiling, capacity: 8)
+            defer { reader.release() }
             reader.index = start + 1
             var values: [JSONValue] = []
             reader.skipWhitespace()
@@ -226,7 +299,9 @@ public struct JSONValue: Sendable {
                 reader.skipWhitespace()
                 let valueStart = reader.index
                 guard let (kind, escaped) = try? reader.readValue(depth: 1) else { return nil }
-                values.append(JSONValue(storage: storage, start: valueStart, end: reader.index, kind: kind, escaped: escaped))
+                reader.count = 0
+                values.append(JSONValue(document: document, start: valueStart, end: reader.index, kind: kind,
+                                        escaped: escaped, firstChild: -1, indexed: false))
                 reader.skipWhitespace()
                 guard reader.index < end else { return nil }
                 let c = buffer[reader.index]

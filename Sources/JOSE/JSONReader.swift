@@ -16,14 +16,22 @@ public enum JSONKind: UInt8, Sendable {
     case object, array, string, integer, real, `true`, `false`, null
 }
 
-/// One member of an object, as byte ranges into the document.
+/// One member of an object, as byte ranges into the document, linked to the next member of the same object.
+///
+/// A document's members form one flat table: each object's members are chained through `next`, and a member
+/// whose value is an object points at that object's first member through `firstChild`. Nested objects are
+/// therefore indexed by the one pass that validates the document and are never read again.
 @usableFromInline
 struct JSONMember: Sendable {
     @usableFromInline var keyStart: Int32
     @usableFromInline var keyEnd: Int32
     @usableFromInline var valueStart: Int32
     @usableFromInline var valueEnd: Int32
-    @usableFromInline var keyHash: UInt64
+    @usableFromInline var keyHash: UInt32
+    /// The index of the next member of the same object, or -1.
+    @usableFromInline var next: Int32
+    /// For an object value: the index of its first member, or -1 when it is empty.
+    @usableFromInline var firstChild: Int32
     @usableFromInline var kind: JSONKind
     @usableFromInline var keyEscaped: Bool
     @usableFromInline var valueEscaped: Bool
@@ -45,9 +53,15 @@ struct JSONReader {
     @usableFromInline var index: Int = 0
     @usableFromInline let maxDepth: Int
     @usableFromInline let plain: UnsafePointer<Bool>
-    /// Keys of the objects being read, innermost last; the first `topLevelCount` are the document's members.
-    @usableFromInline var scratch: [JSONMember]
+    /// The member table being built (see ``JSONMember``). Members of objects inside arrays are dropped once
+    /// their object has been checked, so the table holds the objects reachable through member names only.
+    @usableFromInline var table: UnsafeMutablePointer<JSONMember>
+    @usableFromInline var count: Int = 0
+    @usableFromInline var capacity: Int
+    /// False once a ``JSONDocument`` has taken the table over.
+    @usableFromInline var ownsTable = true
 
+    /// A reader over `buffer`. Call ``release()`` when done with it.
     @usableFromInline
     init(_ buffer: UnsafeBufferPointer<UInt8>, maxDepth: Int, capacity: Int) {
         self.base = buffer.baseAddress ?? UnsafePointer(bitPattern: 1)!
@@ -55,8 +69,26 @@ struct JSONReader {
         // The reader recurses once per nesting level, so no caller-chosen limit may exceed the ceiling.
         self.maxDepth = min(maxDepth, JSONObject.depthCeiling)
         self.plain = JSONReader.plainStringTable
-        self.scratch = []
-        scratch.reserveCapacity(capacity)
+        self.capacity = max(capacity, 8)
+        self.table = UnsafeMutablePointer<JSONMember>.allocate(capacity: self.capacity)
+    }
+
+    /// Frees the table, unless a ``JSONDocument`` took it over.
+    @usableFromInline
+    func release() { if ownsTable { table.deallocate() } }
+
+    @inline(__always) @usableFromInline
+    mutating func append(_ member: JSONMember) -> Int {
+        if count == capacity {
+            let grown = UnsafeMutablePointer<JSONMember>.allocate(capacity: capacity * 2)
+            grown.moveInitialize(from: table, count: count)
+            table.deallocate()
+            table = grown
+            capacity *= 2
+        }
+        (table + count).initialize(to: member)
+        count += 1
+        return count - 1
     }
 
     @usableFromInline
@@ -70,15 +102,15 @@ struct JSONReader {
         }
     }
 
-    /// Reads a whole document that must be one object; returns its members.
+    /// Reads a whole document that must be one object; returns the index of its first member (-1 if empty).
     @usableFromInline
-    mutating func readTopLevelObject() throws(JSONSyntaxError) -> [JSONMember] {
+    mutating func readTopLevelObject() throws(JSONSyntaxError) -> Int32 {
         skipWhitespace()
         guard index < end, base[index] == UInt8(ascii: "{") else { throw fail("expected a JSON object") }
-        try readObject(depth: 1, keep: true)
+        let first = try readObject(depth: 1)
         skipWhitespace()
         guard index == end else { throw fail("unexpected data after the JSON value") }
-        return scratch
+        return first
     }
 
     /// Reads any value at `index` inside a container at level `depth`; returns its kind and whether a string
@@ -88,6 +120,13 @@ struct JSONReader {
     /// the 1 level 3), which is how Jansson counts: with the same limit, both readers accept the same documents.
     @usableFromInline
     mutating func readValue(depth: Int) throws(JSONSyntaxError) -> (JSONKind, Bool) {
+        var firstChild: Int32 = -1
+        return try readValue(depth: depth, firstChild: &firstChild)
+    }
+
+    /// Reads any value; for an object, `firstChild` receives the index of its first member in the table.
+    @usableFromInline
+    mutating func readValue(depth: Int, firstChild: inout Int32) throws(JSONSyntaxError) -> (JSONKind, Bool) {
         guard index < end else { throw fail("unexpected end of JSON") }
         guard depth < maxDepth else { throw fail("nesting deeper than \(maxDepth)") }
         switch base[index] {
@@ -95,7 +134,7 @@ struct JSONReader {
             let escaped = try readString()
             return (.string, escaped)
         case UInt8(ascii: "{"):
-            try readObject(depth: depth + 1, keep: false)
+            firstChild = try readObject(depth: depth + 1)
             return (.object, false)
         case UInt8(ascii: "["):
             try readArray(depth: depth + 1)
@@ -126,45 +165,55 @@ struct JSONReader {
         index += length
     }
 
+    /// Reads an object at `index` and links its members into the table; returns its first member's index.
     @usableFromInline
-    mutating func readObject(depth: Int, keep: Bool) throws(JSONSyntaxError) {
+    mutating func readObject(depth: Int) throws(JSONSyntaxError) -> Int32 {
         index += 1  // {
-        let frame = scratch.count
         skipWhitespace()
         if index < end, base[index] == UInt8(ascii: "}") {
             index += 1
-            return
+            return -1
         }
+        var first: Int32 = -1
+        var last = -1
+        // One bit per name hash: a name whose bit is clear cannot repeat an earlier one, so most members skip
+        // the walk over their siblings.
+        var seen: UInt64 = 0
         while true {
-            skipWhitespace()
+            if index < end, base[index] <= 0x20 { skipWhitespace() }
             guard index < end, base[index] == UInt8(ascii: "\"") else { throw fail("expected a member name") }
             let keyStart = index + 1
             let keyEscaped = try readString()
             let keyEnd = index - 1
-            let hash = keyEscaped ? hashEscapedKey(keyStart, keyEnd) : Self.fnv(base + keyStart, keyEnd - keyStart)
-            // Duplicate names: compare against the names already seen in this object.
-            var k = frame
-            while k < scratch.count {
-                if scratch[k].keyHash == hash, keysEqual(scratch[k], keyStart, keyEnd, keyEscaped) {
-                    throw JSONSyntaxError(reason: "duplicate object member", offset: keyStart - 1)
+            let hash = keyEscaped ? hashEscapedKey(keyStart, keyEnd) : UInt32(truncatingIfNeeded: Self.fnv(base + keyStart, keyEnd - keyStart))
+            let bit: UInt64 = 1 << UInt64(hash & 63)
+            if seen & bit != 0 {
+                var k = Int(first)
+                while k >= 0 {
+                    if table[k].keyHash == hash, keysEqual(table[k], keyStart, keyEnd, keyEscaped) {
+                        throw JSONSyntaxError(reason: "duplicate object member", offset: keyStart - 1)
+                    }
+                    k = Int(table[k].next)
                 }
-                k += 1
             }
-            skipWhitespace()
+            seen |= bit
+            if index < end, base[index] <= 0x20 { skipWhitespace() }
             guard index < end, base[index] == UInt8(ascii: ":") else { throw fail("expected ':'") }
             index += 1
-            skipWhitespace()
+            if index < end, base[index] <= 0x20 { skipWhitespace() }
             let valueStart = index
-            let slot = scratch.count
-            scratch.append(JSONMember(keyStart: Int32(keyStart), keyEnd: Int32(keyEnd), valueStart: Int32(valueStart),
-                                      valueEnd: 0, keyHash: hash, kind: .null, keyEscaped: keyEscaped, valueEscaped: false))
-            let (kind, valueEscaped) = try readValue(depth: depth)
-            // A nested object leaves its own keys above `slot`; they are not members of this object.
-            if scratch.count > slot + 1 { scratch.removeSubrange((slot + 1)...) }
-            scratch[slot].valueEnd = Int32(index)
-            scratch[slot].kind = kind
-            scratch[slot].valueEscaped = valueEscaped
-            skipWhitespace()
+            let slot = append(JSONMember(keyStart: Int32(keyStart), keyEnd: Int32(keyEnd), valueStart: Int32(valueStart),
+                                         valueEnd: 0, keyHash: hash, next: -1, firstChild: -1, kind: .null,
+                                         keyEscaped: keyEscaped, valueEscaped: false))
+            if last >= 0 { table[last].next = Int32(slot) } else { first = Int32(slot) }
+            last = slot
+            var firstChild: Int32 = -1
+            let (kind, valueEscaped) = try readValue(depth: depth, firstChild: &firstChild)
+            table[slot].valueEnd = Int32(index)
+            table[slot].kind = kind
+            table[slot].valueEscaped = valueEscaped
+            table[slot].firstChild = firstChild
+            if index < end, base[index] <= 0x20 { skipWhitespace() }
             guard index < end else { throw fail("unexpected end of JSON in an object") }
             let c = base[index]
             index += 1
@@ -173,7 +222,7 @@ struct JSONReader {
             index -= 1
             throw fail("expected ',' or '}'")
         }
-        if !keep { scratch.removeSubrange(frame...) }
+        return first
     }
 
     @usableFromInline
@@ -184,11 +233,12 @@ struct JSONReader {
             index += 1
             return
         }
-        let frame = scratch.count
+        // Objects inside arrays are checked (duplicates, depth) but not indexed: their members are dropped.
+        let frame = count
         while true {
             skipWhitespace()
             _ = try readValue(depth: depth)
-            if scratch.count > frame { scratch.removeSubrange(frame...) }
+            count = frame
             skipWhitespace()
             guard index < end else { throw fail("unexpected end of JSON in an array") }
             let c = base[index]
@@ -437,9 +487,9 @@ struct JSONReader {
     }
 
     @usableFromInline
-    func hashEscapedKey(_ start: Int, _ end: Int) -> UInt64 {
+    func hashEscapedKey(_ start: Int, _ end: Int) -> UInt32 {
         let decoded = JSONReader.unescape(UnsafeBufferPointer(start: base + start, count: end - start))
-        return decoded.withUnsafeBufferPointer { JSONReader.fnv($0.baseAddress ?? UnsafePointer(bitPattern: 1)!, $0.count) }
+        return decoded.withUnsafeBufferPointer { UInt32(truncatingIfNeeded: JSONReader.fnv($0.baseAddress ?? UnsafePointer(bitPattern: 1)!, $0.count)) }
     }
 
     @usableFromInline
