@@ -12,6 +12,9 @@ let package = Package(
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.80.0"),
     ],
     targets: [
         .systemLibrary(
@@ -25,7 +28,17 @@ let package = Package(
             providers: [.apt(["libjansson-dev"]), .brew(["jansson"])]
         ),
         .target(name: "JOSE", dependencies: ["CLibCrypto", "CJansson"]),
-        .target(name: "IDTokenKit", dependencies: ["JOSE"]),
+        .target(
+            name: "IDTokenKit",
+            dependencies: [
+                "JOSE",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            ]
+        ),
         .executableTarget(
             name: "idtoken",
             dependencies: [
@@ -45,6 +58,18 @@ let package = Package(
             resources: []
         ),
         .testTarget(name: "IDTokenKitTests", dependencies: ["IDTokenKit"]),
+        .testTarget(
+            name: "KeySourceTests",
+            dependencies: [
+                "IDTokenKit",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            ],
+            exclude: ["Fixtures"]
+        ),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,0 +1,521 @@
+import AsyncHTTPClient
+import Logging
+import NIOConcurrencyHelpers
+import NIOCore
+import NIOHTTP1
+
+/// Keys fetched over HTTPS (a JWKS or Google's kid → PEM certificate map) and cached by the rules of
+/// DESIGN §5, so that a request whose key is cached never waits on the network.
+///
+/// ```swift
+/// let keys = try HTTPKeySource(url: ProviderKeyURL.apple)
+/// defer { Task { await keys.shutdown() } }
+/// let set = try await keys.keys(refreshingFor: nil)   // waits for the first fetch only
+/// ```
+///
+/// - ``currentKeys()`` reads an immutable snapshot under a lock held for one reference copy: no `await`, no
+///   actor hop, never a fetch.
+/// - One fetch is in flight at a time; everyone who needs it awaits the same one (single flight).
+/// - The set is refreshed in the background at 80–90 % of its cache lifetime (`Cache-Control: max-age` minus
+///   `Age`, or `Expires`, clamped to ``KeyCachePolicy/minimumLifetime`` and ``KeyCachePolicy/maximumLifetime``).
+/// - A `kid` the set lacks causes at most one refetch per ``KeyCachePolicy/unknownKidCooldown``; within the
+///   cooldown the caller gets the current set at once, so made-up kids cannot become a flood of requests.
+/// - A failed refresh keeps the last good set (stale-if-error) for ``KeyCachePolicy/maximumStaleness`` past
+///   its expiry, logs a warning and shows in ``status()``; retries back off from
+///   ``KeyCachePolicy/retryInterval``.
+/// - Only `https` URLs, or `http` to a loopback address; redirects are not followed; bodies over
+///   ``KeyFetchLimits/maximumBodyBytes`` are cut off as they stream; a non-200 status, a malformed body or a
+///   set with no usable key is a failed fetch.
+///
+/// Call ``shutdown()`` when done: it stops the background refresh and closes the HTTP client the source made.
+public final class HTTPKeySource: KeySource {
+    /// Where the keys come from.
+    public let url: KeySetURL
+    public let cachePolicy: KeyCachePolicy
+    public let limits: KeyFetchLimits
+    /// The warm-start file, if any: read at creation, rewritten after each successful fetch.
+    public let cacheFilePath: String?
+
+    private let client: HTTPClient
+    private let ownsClient: Bool
+    private let clock: any KeyCacheClock
+    private let logger: Logger
+    private let state: NIOLockedValueBox<State>
+    /// The hot-path view, kept apart from `state` so that readers contend only with the rare publish.
+    private let published: NIOLockedValueBox<Published?>
+
+    /// - Parameters:
+    ///   - url: the JWKS or certificate-map URL; `https`, or `http` to 127.0.0.0/8, `::1` or `localhost`.
+    ///   - httpClient: the client to fetch with. Without one, the source makes its own (with
+    ///     ``KeyFetchLimits/connectTimeout`` and redirects off) and shuts it down in ``shutdown()``. A client
+    ///     passed in is used as configured (its connect timeout and redirect rules) and is not shut down.
+    ///   - clock: the clock cache times are read from; the system clock unless a test injects one.
+    ///   - cacheFilePath: a warm-start file (see ``KeyCacheFile``); a usable set in it is served at once.
+    /// - Throws: ``KeyFetchError`` `insecureURL` when the URL breaks the transport rule.
+    public init(url: String, httpClient: HTTPClient? = nil, cachePolicy: KeyCachePolicy = KeyCachePolicy(),
+                limits: KeyFetchLimits = KeyFetchLimits(), clock: any KeyCacheClock = SystemKeyCacheClock(),
+                cacheFilePath: String? = nil,
+                logger: Logger = Logger(label: "IDTokenKit.HTTPKeySource")) throws(KeyFetchError) {
+        self.url = try KeySetURL(url)
+        self.cachePolicy = cachePolicy
+        self.limits = limits
+        self.cacheFilePath = cacheFilePath
+        self.clock = clock
+        var logger = logger
+        logger[metadataKey: "keys.url"] = "\(url)"
+        self.logger = logger
+        if let httpClient {
+            self.client = httpClient
+            self.ownsClient = false
+        } else {
+            let configuration = HTTPClient.Configuration(
+                redirectConfiguration: .disallow,
+                timeout: .init(connect: Self.timeAmount(limits.connectTimeout), read: Self.timeAmount(limits.totalTimeout)))
+            self.client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+            self.ownsClient = true
+        }
+        self.state = NIOLockedValueBox(State())
+        self.published = NIOLockedValueBox(nil)
+
+        if let cacheFilePath { loadCacheFile(cacheFilePath) }
+        if cachePolicy.refreshesInBackground { startRefreshLoop() }
+    }
+
+    deinit {
+        let (loop, inFlight, shutDown) = state.withLockedValue { ($0.refreshTask, $0.inFlight, $0.isShutDown) }
+        loop?.cancel()
+        inFlight?.cancel()
+        if ownsClient && !shutDown {
+            // The client keeps itself alive until its shutdown completes.
+            client.shutdown { _ in }
+        }
+    }
+
+    // MARK: KeySource
+
+    /// The set to verify with, without waiting: nil before the first successful load, and nil once the set
+    /// has been stale for longer than ``KeyCachePolicy/maximumStaleness``. Never starts a fetch.
+    public func currentKeys() -> JWKSet? {
+        guard let snapshot = published.withLockedValue({ $0 }) else { return nil }
+        return clock.now() < snapshot.usableUntil ? snapshot.keys : nil
+    }
+
+    /// A set to verify with.
+    ///
+    /// - With a usable set and no `unknownKid` (or one the set has), returns it at once. Without background
+    ///   refresh, a set past its refresh point also starts a fetch, which this call does not wait for.
+    /// - With an `unknownKid` the set lacks: joins the fetch in flight, or starts one if the last fetch began
+    ///   at least ``KeyCachePolicy/unknownKidCooldown`` ago, and returns what it yields (the current set if it
+    ///   fails); otherwise returns the current set at once.
+    /// - Without a usable set: waits for a fetch (one shared by every caller); after a failure, calls within
+    ///   the retry interval fail at once instead of hammering the endpoint.
+    /// - Throws: ``TokenError`` `keys_unavailable` when no usable set can be had.
+    public func keys(refreshingFor unknownKid: String?) async throws(TokenError) -> JWKSet {
+        let now = clock.now()
+        let plan: Plan = state.withLockedValue { s in
+            if let snapshot = s.snapshot, now < snapshot.usableUntil {
+                if let unknownKid, snapshot.keys.key(kid: unknownKid) == nil {
+                    if let task = s.inFlight { return .wait(task, fallback: snapshot.keys) }
+                    guard !s.isShutDown,
+                          s.lastAttemptAt.map({ now - $0 >= cachePolicy.unknownKidCooldown.inSeconds }) ?? true else {
+                        return .use(snapshot.keys, note: .withinCooldown)
+                    }
+                    return .wait(startFetch(&s, now: now, reason: "unknown kid"), fallback: snapshot.keys)
+                }
+                if !cachePolicy.refreshesInBackground, !s.isShutDown, s.inFlight == nil, now >= snapshot.refreshAt,
+                   now >= retryAllowedAt(s) {
+                    _ = startFetch(&s, now: now, reason: "refresh due")
+                }
+                return .use(snapshot.keys, note: nil)
+            }
+            if let task = s.inFlight { return .wait(task, fallback: nil) }
+            if s.isShutDown {
+                return .fail(KeyFetchError(.shutDown, "the key source for \(url) was shut down"))
+            }
+            if now < retryAllowedAt(s), let error = s.lastError {
+                return .fail(error)
+            }
+            return .wait(startFetch(&s, now: now, reason: s.snapshot == nil ? "first load" : "keys too stale"), fallback: nil)
+        }
+        switch plan {
+        case .use(let keys, let note):
+            if note == .withinCooldown, let unknownKid {
+                logger.debug("unknown kid within the refetch cooldown; not refetching", metadata: ["kid": "\(unknownKid)"])
+            }
+            return keys
+        case .fail(let error):
+            throw error.tokenError
+        case .wait(let task, let fallback):
+            do {
+                return try await task.value.keys
+            } catch {
+                if let fallback { return fallback }
+                throw (error as? KeyFetchError ?? KeyFetchError(.transport, "\(error)")).tokenError
+            }
+        }
+    }
+
+    // MARK: Control and status
+
+    /// Fetches now (or joins the fetch in flight), whatever the cache times say, and returns the new set.
+    /// - Throws: ``KeyFetchError`` when the fetch fails; the previous set stays in use.
+    @discardableResult
+    public func refresh() async throws(KeyFetchError) -> JWKSet {
+        let task: Task<Snapshot, any Error>? = state.withLockedValue { s in
+            s.isShutDown ? nil : (s.inFlight ?? startFetch(&s, now: clock.now(), reason: "requested"))
+        }
+        guard let task else { throw KeyFetchError(.shutDown, "the key source for \(url) was shut down") }
+        do { return try await task.value.keys } catch {
+            throw error as? KeyFetchError ?? KeyFetchError(.transport, "\(error)")
+        }
+    }
+
+    /// The source's health: what it serves, since when, until when, and how its fetches went.
+    public func status() -> KeySourceStatus {
+        let now = clock.now()
+        return state.withLockedValue { s in
+            KeySourceStatus(url: url.absoluteString, kids: s.snapshot?.keys.kids ?? [], fetchedAt: s.snapshot?.fetchedAt,
+                            expiresAt: s.snapshot?.expiresAt, usableUntil: s.snapshot?.usableUntil,
+                            loadedFromCacheFile: s.snapshot?.fromCacheFile ?? false, lastAttemptAt: s.lastAttemptAt,
+                            lastFailureAt: s.lastFailureAt, lastError: s.lastError,
+                            consecutiveFailures: s.consecutiveFailures, fetchCount: s.fetchCount,
+                            isRefreshing: s.inFlight != nil, now: now)
+        }
+    }
+
+    /// The response body of the set being served, byte for byte (what `keys fetch --out` writes).
+    public func currentBody() -> [UInt8]? { state.withLockedValue { $0.snapshot?.body } }
+
+    /// Stops the background refresh and any fetch in flight, and shuts down the HTTP client the source made.
+    /// The last good set is still served afterwards (until it is too stale), but nothing is fetched again.
+    public func shutdown() async {
+        let (loop, inFlight, first) = state.withLockedValue { s in
+            defer { s.isShutDown = true }
+            return (s.refreshTask, s.inFlight, !s.isShutDown)
+        }
+        loop?.cancel()
+        inFlight?.cancel()
+        _ = await loop?.value
+        _ = try? await inFlight?.value
+        if first && ownsClient {
+            do { try await client.shutdown() } catch {
+                logger.debug("HTTP client shutdown reported an error", metadata: ["error": "\(error)"])
+            }
+        }
+    }
+
+    // MARK: State
+
+    private struct Snapshot: Sendable {
+        let keys: JWKSet
+        let body: [UInt8]
+        let fetchedAt: Double
+        let expiresAt: Double
+        let refreshAt: Double
+        let usableUntil: Double
+        let fromCacheFile: Bool
+    }
+
+    /// What ``currentKeys()`` reads: one reference, copied under the lock.
+    private final class Published: Sendable {
+        let keys: JWKSet
+        let usableUntil: Double
+        init(keys: JWKSet, usableUntil: Double) {
+            self.keys = keys
+            self.usableUntil = usableUntil
+        }
+    }
+
+    private struct State: Sendable {
+        var snapshot: Snapshot?
+        var inFlight: Task<Snapshot, any Error>?
+        var refreshTask: Task<Void, Never>?
+        var lastAttemptAt: Double?
+        var lastFailureAt: Double?
+        var lastError: KeyFetchError?
+        var consecutiveFailures = 0
+        var fetchCount = 0
+        var isShutDown = false
+    }
+
+    private enum Note { case withinCooldown }
+
+    private enum Plan {
+        case use(JWKSet, note: Note?)
+        case wait(Task<Snapshot, any Error>, fallback: JWKSet?)
+        case fail(KeyFetchError)
+    }
+
+    /// The earliest time another fetch may start after failures: the retry interval, doubled per further
+    /// failure, capped at the minimum lifetime.
+    private func retryAllowedAt(_ s: State) -> Double {
+        guard s.consecutiveFailures > 0, let failed = s.lastFailureAt else { return -.infinity }
+        let base = cachePolicy.retryInterval.inSeconds
+        let delay = min(base * Double(1 << min(s.consecutiveFailures - 1, 20)), max(base, cachePolicy.minimumLifetime.inSeconds))
+        return failed + delay
+    }
+
+    /// Starts a fetch; the caller holds the state lock, so the task cannot finish (and clear `inFlight`)
+    /// before it has been recorded.
+    private func startFetch(_ s: inout State, now: Double, reason: String) -> Task<Snapshot, any Error> {
+        if let task = s.inFlight { return task }
+        s.lastAttemptAt = now
+        s.fetchCount += 1
+        let task = Task { try await self.fetch(reason: reason) }
+        s.inFlight = task
+        return task
+    }
+
+    private func publish(_ snapshot: Snapshot, into s: inout State) {
+        s.snapshot = snapshot
+        let view = Published(keys: snapshot.keys, usableUntil: snapshot.usableUntil)
+        published.withLockedValue { $0 = view }
+    }
+
+    private func makeSnapshot(keys: JWKSet, body: [UInt8], fetchedAt: Double, expiresAt: Double,
+                              fromCacheFile: Bool) -> Snapshot {
+        let lifetime = max(0, expiresAt - fetchedAt)
+        let fraction = Double.random(in: cachePolicy.refreshAhead)
+        return Snapshot(keys: keys, body: body, fetchedAt: fetchedAt, expiresAt: expiresAt,
+                        refreshAt: fetchedAt + lifetime * fraction,
+                        usableUntil: expiresAt + cachePolicy.maximumStaleness.inSeconds, fromCacheFile: fromCacheFile)
+    }
+
+    // MARK: Fetching
+
+    private func fetch(reason: String) async throws(KeyFetchError) -> Snapshot {
+        logger.debug("fetching key set", metadata: ["reason": "\(reason)"])
+        do {
+            let (body, headers) = try await download()
+            let keys = try Self.parseKeys(body, source: url.absoluteString)
+            let now = clock.now()
+            let lifetime = cachePolicy.lifetime(cacheControl: headers[canonicalForm: "cache-control"].map(String.init),
+                                                age: headers.first(name: "age"), expires: headers.first(name: "expires"),
+                                                date: headers.first(name: "date"), now: now)
+            let snapshot = makeSnapshot(keys: keys, body: body, fetchedAt: now, expiresAt: now + lifetime, fromCacheFile: false)
+            let previous = state.withLockedValue { s -> Snapshot? in
+                let previous = s.snapshot
+                publish(snapshot, into: &s)
+                s.inFlight = nil
+                s.consecutiveFailures = 0
+                return previous
+            }
+            logFetched(snapshot, previous: previous, lifetime: lifetime)
+            if let cacheFilePath {
+                do {
+                    try KeyCacheFile(url: url.absoluteString, fetchedAt: now, expiresAt: now + lifetime, body: body)
+                        .write(path: cacheFilePath)
+                } catch {
+                    logger.warning("could not write the key cache file", metadata: ["path": "\(cacheFilePath)", "error": "\(error)"])
+                }
+            }
+            return snapshot
+        } catch {
+            let failure = error
+            let now = clock.now()
+            let serving = state.withLockedValue { s -> Snapshot? in
+                s.inFlight = nil
+                s.lastFailureAt = now
+                s.lastError = failure
+                s.consecutiveFailures += 1
+                return s.snapshot.flatMap { now < $0.usableUntil ? $0 : nil }
+            }
+            if let serving {
+                logger.warning("key set refresh failed; serving the last good set", metadata: [
+                    "error": "\(failure.message)", "fetched_at": "\(UnixTime.iso8601(serving.fetchedAt))",
+                    "stale": "\(now >= serving.expiresAt)", "usable_until": "\(UnixTime.iso8601(serving.usableUntil))",
+                ])
+            } else {
+                logger.error("key set fetch failed and no usable keys are cached", metadata: ["error": "\(failure.message)"])
+            }
+            throw failure
+        }
+    }
+
+    private func logFetched(_ snapshot: Snapshot, previous: Snapshot?, lifetime: Double) {
+        let new = Dictionary(snapshot.keys.keys.map { ($0.kid ?? "", $0.thumbprint) }, uniquingKeysWith: { a, _ in a })
+        let old = previous.map { Dictionary($0.keys.keys.map { ($0.kid ?? "", $0.thumbprint) }, uniquingKeysWith: { a, _ in a }) }
+        var metadata: Logger.Metadata = ["kids": "\(snapshot.keys.kids.joined(separator: ","))", "lifetime_s": "\(Int(lifetime))"]
+        if !snapshot.keys.rejected.isEmpty { metadata["rejected"] = "\(snapshot.keys.rejected.map(\.description))" }
+        guard let old else {
+            logger.info("key set loaded", metadata: metadata)
+            return
+        }
+        let added = new.keys.filter { old[$0] == nil }.sorted()
+        let removed = old.keys.filter { new[$0] == nil }.sorted()
+        let changed = new.keys.filter { old[$0] != nil && old[$0] != new[$0] }.sorted()
+        if added.isEmpty && removed.isEmpty && changed.isEmpty {
+            logger.debug("key set refreshed, unchanged", metadata: metadata)
+        } else {
+            metadata["added"] = "\(added.joined(separator: ","))"
+            metadata["removed"] = "\(removed.joined(separator: ","))"
+            if !changed.isEmpty { metadata["changed"] = "\(changed.joined(separator: ","))" }
+            logger.info("key set rotated", metadata: metadata)
+        }
+    }
+
+    /// The set in a body; an empty usable set is a failure, so that a broken publication never replaces
+    /// good keys.
+    static func parseKeys(_ body: [UInt8], source: String) throws(KeyFetchError) -> JWKSet {
+        let keys: JWKSet
+        do { keys = try JWKSet.parse(body) } catch {
+            throw KeyFetchError(.malformed, "\(source) did not return a key set: \(error.reason)")
+        }
+        guard !keys.isEmpty else {
+            let reasons = keys.rejected.isEmpty ? "it lists no keys" : keys.rejected.map(\.description).joined(separator: "; ")
+            throw KeyFetchError(.noUsableKeys, "\(source) holds no usable key: \(reasons)")
+        }
+        return keys
+    }
+
+    /// One GET, bounded by the total timeout from the first byte sent to the last received.
+    private func download() async throws(KeyFetchError) -> ([UInt8], HTTPHeaders) {
+        let total = limits.totalTimeout
+        do {
+            return try await withThrowingTaskGroup(of: ([UInt8], HTTPHeaders)?.self) { group in
+                group.addTask { try await self.get(deadline: .now() + Self.timeAmount(total)) }
+                group.addTask {
+                    try await Task.sleep(for: total)
+                    return nil
+                }
+                defer { group.cancelAll() }
+                guard let first = try await group.next(), let result = first else {
+                    throw KeyFetchError(.timedOut, "\(url) did not answer within \(Self.describe(total))")
+                }
+                return result
+            }
+        } catch let error as KeyFetchError {
+            throw error
+        } catch let error as HTTPClientError {
+            switch error {
+            case .deadlineExceeded, .readTimeout:
+                throw KeyFetchError(.timedOut, "\(url) did not answer within \(Self.describe(total))")
+            case .connectTimeout:
+                throw KeyFetchError(.timedOut, "could not connect to \(url.host) within \(Self.describe(limits.connectTimeout))")
+            default:
+                throw KeyFetchError(.transport, "fetching \(url) failed: \(error)")
+            }
+        } catch is CancellationError {
+            throw KeyFetchError(.shutDown, "fetching \(url) was cancelled")
+        } catch {
+            throw KeyFetchError(.transport, "fetching \(url) failed: \(error)")
+        }
+    }
+
+    private func get(deadline: NIODeadline) async throws -> ([UInt8], HTTPHeaders) {
+        var request = HTTPClientRequest(url: url.absoluteString)
+        request.method = .GET
+        request.headers.add(name: "Accept", value: "application/json")
+        request.headers.add(name: "User-Agent", value: "IDTokenKit")
+        let response = try await client.execute(request, deadline: deadline, logger: logger)
+        guard response.status == .ok else {
+            if (300..<400).contains(response.status.code), let location = response.headers.first(name: "location") {
+                throw KeyFetchError(.httpStatus, "\(url) answered \(response.status.code) redirecting to \(location); "
+                                    + "redirects are not followed, configure the final URL")
+            }
+            throw KeyFetchError(.httpStatus, "\(url) answered HTTP \(response.status.code) \(response.status.reasonPhrase)")
+        }
+        let limit = limits.maximumBodyBytes
+        if let declared = response.headers.first(name: "content-length").flatMap(Int.init), declared > limit {
+            throw KeyFetchError(.tooLarge, "\(url) sent \(declared) bytes; the limit is \(limit)")
+        }
+        var body: [UInt8] = []
+        for try await chunk in response.body {
+            guard body.count + chunk.readableBytes <= limit else {
+                // Leaving the loop drops the stream, which closes the connection: the rest is never read.
+                throw KeyFetchError(.tooLarge, "\(url) sent more than \(limit) bytes")
+            }
+            body.append(contentsOf: chunk.readableBytesView)
+        }
+        return (body, response.headers)
+    }
+
+    // MARK: Background refresh
+
+    private enum Step {
+        case sleep(any KeyCacheClock, until: Double)
+        case refresh
+        case stop
+    }
+
+    private func startRefreshLoop() {
+        state.withLockedValue { s in
+            // The loop holds the source weakly while it sleeps, so dropping the source ends the loop.
+            s.refreshTask = Task { [weak self] in
+                while !Task.isCancelled {
+                    guard let step = self?.nextStep() else { return }
+                    switch step {
+                    case .stop:
+                        return
+                    case .sleep(let clock, let deadline):
+                        do { try await clock.sleep(until: deadline) } catch { return }
+                    case .refresh:
+                        _ = try? await self?.backgroundFetch()
+                    }
+                }
+            }
+        }
+    }
+
+    private func nextStep() -> Step {
+        let now = clock.now()
+        return state.withLockedValue { s in
+            if s.isShutDown { return .stop }
+            let due = max(s.snapshot?.refreshAt ?? -.infinity, retryAllowedAt(s))
+            return now >= due ? .refresh : .sleep(clock, until: due)
+        }
+    }
+
+    private func backgroundFetch() async throws -> Snapshot? {
+        let task: Task<Snapshot, any Error>? = state.withLockedValue { s in
+            s.isShutDown ? nil : startFetch(&s, now: clock.now(), reason: s.snapshot == nil ? "first load" : "refresh ahead of expiry")
+        }
+        return try await task?.value
+    }
+
+    // MARK: Warm start
+
+    private func loadCacheFile(_ path: String) {
+        guard KeyFileIO.isDirectory(path) == false else { return }
+        do {
+            let file = try KeyCacheFile.read(path: path)
+            guard file.url == url.absoluteString else {
+                logger.notice("ignoring a key cache file written for another URL", metadata: ["path": "\(path)", "file_url": "\(file.url)"])
+                return
+            }
+            let keys = try Self.parseKeys(file.body, source: path)
+            let now = clock.now()
+            // A file from the future or promising more than the ceiling is clamped, never trusted further.
+            let fetchedAt = min(file.fetchedAt, now)
+            let expiresAt = min(file.expiresAt, fetchedAt + cachePolicy.maximumLifetime.inSeconds)
+            let snapshot = makeSnapshot(keys: keys, body: file.body, fetchedAt: fetchedAt, expiresAt: expiresAt, fromCacheFile: true)
+            guard now < snapshot.usableUntil else {
+                logger.notice("the key cache file is too old to use", metadata: ["path": "\(path)", "fetched_at": "\(UnixTime.iso8601(fetchedAt))"])
+                return
+            }
+            state.withLockedValue { publish(snapshot, into: &$0) }
+            logger.info("key set loaded from the cache file", metadata: [
+                "path": "\(path)", "kids": "\(keys.kids.joined(separator: ","))", "fetched_at": "\(UnixTime.iso8601(fetchedAt))",
+            ])
+        } catch {
+            logger.warning("could not use the key cache file", metadata: ["path": "\(path)", "error": "\(error)"])
+        }
+    }
+
+    // MARK: Helpers
+
+    static func timeAmount(_ duration: Duration) -> TimeAmount {
+        .nanoseconds(Int64(min(duration.inSeconds, 1e9) * 1e9))
+    }
+
+    static func describe(_ duration: Duration) -> String {
+        let s = duration.inSeconds
+        return s < 1 ? "\(Int((s * 1000).rounded())) ms" : "\(s.formatted2) s"
+    }
+}
+
+private extension Double {
+    var formatted2: String {
+        self == rounded() ? String(Int(self)) : String((self * 100).rounded() / 100)
+    }
+}

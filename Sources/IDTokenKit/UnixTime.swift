@@ -1,0 +1,68 @@
+/// Unix seconds as text: ISO 8601 UTC for people and file names, and back.
+public enum UnixTime {
+    /// `2025-03-01T12:00:00Z`, or with `basic` the compact `20250301T120000Z` used in archive file names.
+    public static func iso8601(_ time: Double, basic: Bool = false) -> String {
+        let total = Int(time.rounded(.down))
+        let days = total >= 0 ? total / 86_400 : (total - 86_399) / 86_400
+        let secs = total - days * 86_400
+        let (y, m, d) = civil(fromDays: days)
+        let date = basic ? "\(pad(y, 4))\(pad(m, 2))\(pad(d, 2))" : "\(pad(y, 4))-\(pad(m, 2))-\(pad(d, 2))"
+        let hms = [secs / 3600, secs / 60 % 60, secs % 60].map { pad($0, 2) }
+        return "\(date)T\(hms.joined(separator: basic ? "" : ":"))Z"
+    }
+
+    /// Reads Unix seconds (`1700000000`, `1700000000.5`) or ISO 8601 UTC in the extended
+    /// (`2025-03-01T12:00:00Z`, optional fraction, `Z` or `±HH:MM`) or basic (`20250301T120000Z`) form.
+    public static func parse(_ text: String) -> Double? {
+        if let seconds = Double(text), seconds.isFinite, text.allSatisfy({ $0.isNumber || $0 == "." || $0 == "-" }) {
+            return seconds
+        }
+        var s = Substring(text)
+        var offset = 0
+        if s.hasSuffix("Z") || s.hasSuffix("z") {
+            s = s.dropLast()
+        } else if s.count > 6, let sign = s.dropLast(5).last, sign == "+" || sign == "-",
+                  s.suffix(5).dropFirst(2).first == ":" {
+            let tz = s.suffix(5)
+            guard let hh = Int(tz.prefix(2)), let mm = Int(tz.suffix(2)), hh < 24, mm < 60 else { return nil }
+            offset = (sign == "+" ? 1 : -1) * (hh * 3600 + mm * 60)
+            s = s.dropLast(6)
+        } else {
+            return nil
+        }
+        let parts = s.split(separator: "T", maxSplits: 1, omittingEmptySubsequences: false)
+        guard parts.count == 2 else { return nil }
+        let date = parts[0].filter { $0 != "-" }
+        var clock = Substring(parts[1])
+        var fraction = 0.0
+        if let dot = clock.firstIndex(where: { $0 == "." || $0 == "," }) {
+            guard let f = Double("0." + clock[clock.index(after: dot)...]) else { return nil }
+            fraction = f
+            clock = clock[..<dot]
+        }
+        let hms = clock.filter { $0 != ":" }
+        guard date.count == 8, hms.count == 6, date.allSatisfy(\.isASCII), hms.allSatisfy(\.isASCII),
+              let y = Int(date.prefix(4)), let mo = Int(date.dropFirst(4).prefix(2)), let d = Int(date.suffix(2)),
+              let h = Int(hms.prefix(2)), let mi = Int(hms.dropFirst(2).prefix(2)), let sec = Int(hms.suffix(2)),
+              (1...12).contains(mo), (1...31).contains(d), h < 24, mi < 60, sec <= 60 else { return nil }
+        let days = HTTPDate.daysFromCivil(year: y, month: mo, day: d)
+        return Double(days * 86_400 + h * 3600 + mi * 60 + sec - offset) + fraction
+    }
+
+    private static func civil(fromDays days: Int) -> (Int, Int, Int) {
+        let z = days + 719_468
+        let era = (z >= 0 ? z : z - 146_096) / 146_097
+        let doe = z - era * 146_097
+        let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365
+        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
+        let mp = (5 * doy + 2) / 153
+        let d = doy - (153 * mp + 2) / 5 + 1
+        let m = mp < 10 ? mp + 3 : mp - 9
+        return (yoe + era * 400 + (m <= 2 ? 1 : 0), m, d)
+    }
+
+    private static func pad(_ value: Int, _ width: Int) -> String {
+        let s = String(value)
+        return String(repeating: "0", count: max(0, width - s.count)) + s
+    }
+}
