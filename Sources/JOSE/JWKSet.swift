@@ -2,6 +2,10 @@
 public struct RejectedKey: Sendable, Equatable, CustomStringConvertible {
     public let kid: String?
     public let reason: String
+    public init(kid: String?, reason: String) {
+        self.kid = kid
+        self.reason = reason
+    }
     public var description: String { "\(kid ?? "(no kid)"): \(reason)" }
 }
 
