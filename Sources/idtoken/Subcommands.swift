@@ -5,5 +5,6 @@ extension IDToken {
     static let subcommandTypes: [any ParsableCommand.Type] = [
         VerifyCommand.self,
         NonceCommand.self,
+        KeysCommand.self,
     ]
 }
