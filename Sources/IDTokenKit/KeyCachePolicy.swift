@@ -52,7 +52,7 @@ public struct KeyCachePolicy: Sendable, Equatable {
         var maxAge: Double?
         for header in cacheControl {
             for directive in header.split(separator: ",") {
-                let parts = directive.split(separator: "=", maxSplits: 1)
+                let parts = directive.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
                 let name = parts[0].trimmingWhitespace().lowercased()
                 if name == "no-store" || name == "no-cache" { return 0 }
                 if name == "max-age", parts.count == 2 {
