@@ -6,8 +6,13 @@
 /// locking for long, or hopping to an actor, so that a request whose key is cached never waits on anything.
 /// Only when there is no snapshot yet, or the token names a `kid` the snapshot lacks, does the verifier
 /// `await` ``keys(refreshingFor:)``.
+///
+/// Implementations: ``StaticKeySource`` (a file, an archive, or keys built in memory; see ``KeySetFile`` and
+/// ``KeyArchive``) and ``HTTPKeySource`` (fetched and cached); ``KeySourceResolver`` picks one for the
+/// CLI's `--keys`.
 public protocol KeySource: Sendable {
-    /// The latest good key set, or nil when none has been loaded yet. Must not block.
+    /// The latest good key set, or nil when none is usable (not loaded yet, or, for a remote source, stale
+    /// beyond its bound). Must not block, and never starts a fetch.
     func currentKeys() -> JWKSet?
 
     /// A key set to verify with, loading it if there is none yet.

@@ -1,0 +1,110 @@
+import Foundation
+import IDTokenKit
+import Testing
+
+/// `idtoken keys …`, run as the built executable.
+@Suite struct KeysCommandTests {
+    /// The `idtoken` executable SwiftPM built beside this test bundle.
+    static let executable: String? = {
+        var directories = [URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent()]
+        directories.append(Bundle.main.bundleURL.deletingLastPathComponent())
+        for bundle in Bundle.allBundles where bundle.bundlePath.hasSuffix(".xctest") {
+            directories.append(bundle.bundleURL.deletingLastPathComponent())
+        }
+        return directories.map { $0.appendingPathComponent("idtoken").path }
+            .first { FileManager.default.isExecutableFile(atPath: $0) }
+    }()
+
+    struct Result {
+        let status: Int32
+        let stdout: String
+        let stderr: String
+    }
+
+    static func run(_ arguments: [String]) async throws -> Result {
+        let path = try #require(executable, "the idtoken executable is built with the tests")
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: path)
+        process.arguments = arguments
+        let out = Pipe(), err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        return try await withCheckedThrowingContinuation { continuation in
+            process.terminationHandler = { process in
+                let stdout = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+                let stderr = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+                continuation.resume(returning: Result(status: process.terminationStatus, stdout: stdout, stderr: stderr))
+            }
+            do { try process.run() } catch { continuation.resume(throwing: error) }
+        }
+    }
+
+    @Test func archiveAddThenShowListsFirstAndLastSeen() async throws {
+        let directory = Fixtures.temporaryDirectory() + "/issuer"
+        for (file, at) in [("jwks-a", "2024-01-01T00:00:00Z"), ("jwks-b", "2024-04-01T00:00:00Z"), ("jwks-c", "1719792000")] {
+            let added = try await Self.run(["keys", "archive", "add", directory, Fixtures.path("test-keys/\(file).json"), "--at", at])
+            #expect(added.status == 0, "\(added.stderr)")
+            #expect(added.stdout.contains("stored \(directory)/"))
+        }
+        let shown = try await Self.run(["keys", "show", directory, "--json"])
+        #expect(shown.status == 0, "\(shown.stderr)")
+        let report = try JSONTree.parse(shown.stdout)
+        #expect(report["kind"]?.string == "directory")
+        #expect(report["snapshots"]?.int64 == 3)
+        let keys = try #require(report["keys"]?.array)
+        let byKid = Dictionary(uniqueKeysWithValues: keys.map { ($0["kid"]!.string!, $0) })
+        #expect(byKid.keys.sorted() == ["test-ec-1", "test-rsa-1", "test-rsa-2", "test-rsa-3", "test-rsa-4"])
+        #expect(byKid["test-rsa-2"]?["first_seen"]?.string == "2024-01-01T00:00:00Z")
+        #expect(byKid["test-rsa-2"]?["last_seen"]?.string == "2024-04-01T00:00:00Z")
+        #expect(byKid["test-rsa-3"]?["last_seen"]?.string == "2024-07-01T00:00:00Z")
+        #expect(byKid["test-ec-1"]?["kty"]?.string == "EC P-256")
+        #expect(byKid["test-rsa-1"]?["bits"]?.int64 == 2048)
+        let thumbprint = try KeySetFile.load(Fixtures.path("test-keys/jwks-a.json")).key(kid: "test-rsa-1")?.thumbprint
+        #expect(byKid["test-rsa-1"]?["thumbprint"]?.string == thumbprint)
+
+        let text = try await Self.run(["keys", "show", directory])
+        #expect(text.stdout.contains("5 keys from 3 snapshots"))
+        #expect(text.stdout.contains("FIRST SEEN"))
+    }
+
+    @Test func showListsRefusedKeysWithReasons() async throws {
+        let shown = try await Self.run(["keys", "show", Fixtures.path("test-keys/jwks-with-refused.json")])
+        #expect(shown.status == 0)
+        #expect(shown.stdout.contains("1 key, 3 refused"))
+        #expect(shown.stdout.contains("test-rsa-weak: RSA key of 1024 bits is below the 2048-bit minimum"))
+        let missing = try await Self.run(["keys", "show", Fixtures.path("test-keys/none.json")])
+        #expect(missing.status == 2)
+    }
+
+    @Test func fetchWritesTheBodyAndArchivesIt() async throws {
+        let body = Fixtures.bytes("test-keys/jwks-b.json")
+        let server = try await ScriptedHTTPServer.start(.json(body, headers: [("Cache-Control", "max-age=600")]))
+        let directory = Fixtures.temporaryDirectory()
+        let fetched = try await Self.run(["keys", "fetch", "--provider", "oidc", "--url", server.url,
+                                          "--out", directory + "/keys.json", "--archive", directory + "/archive"])
+        #expect(fetched.status == 0, "\(fetched.stderr)")
+        #expect(fetched.stdout.contains("test-rsa-3"))
+        #expect(Array(try Data(contentsOf: URL(fileURLWithPath: directory + "/keys.json"))) == body)
+        #expect(try KeyArchive.load(directory: directory + "/archive").snapshots.count == 1)
+
+        let toStdout = try await Self.run(["keys", "fetch", "--provider", "oidc", "--url", server.url])
+        #expect(Array(toStdout.stdout.utf8) == body)
+        #expect(toStdout.stderr.contains("2 keys"))
+
+        let shown = try await Self.run(["keys", "show", server.url, "--json"])
+        #expect(try JSONTree.parse(shown.stdout)["keys"]?.array?.count == 2)
+        #expect(server.requestCount == 3)
+
+        server.reply(.respond(status: 500, headers: [], body: []))
+        let failed = try await Self.run(["keys", "fetch", "--provider", "oidc", "--url", server.url])
+        #expect(failed.status == 3, "keys unavailable")
+        #expect(failed.stderr.contains("HTTP 500"))
+        await server.stop()
+
+        let noURL = try await Self.run(["keys", "fetch", "--provider", "oidc"])
+        #expect(noURL.status == 2)
+        let insecure = try await Self.run(["keys", "show", "http://example.com/keys"])
+        #expect(insecure.status == 2)
+        #expect(insecure.stderr.contains("https"))
+    }
+}
