@@ -44,6 +44,7 @@ let package = Package(
             dependencies: [
                 "IDTokenKit",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
             ]
         ),
         .target(name: "BenchHarness", dependencies: ["JOSE", "IDTokenKit"], path: "bench/Sources/BenchHarness"),

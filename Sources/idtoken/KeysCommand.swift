@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import IDTokenKit
+import Logging
 
 /// `idtoken keys`: fetch a provider's key set, show what a key file, archive or URL holds, and archive
 /// snapshots so that old tokens stay verifiable after a rotation.
@@ -35,7 +36,7 @@ struct KeysCommand: AsyncParsableCommand {
 
         func run() async throws {
             let target = try KeysCommand.url(provider: provider, url: url)
-            let fetched = try await KeysCommand.fetch(target, limits: limits.limits)
+            let fetched = try await KeysCommand.fetch(target, limits: limits)
             let toStdout = out == nil && archive == nil
             if let out {
                 do { try Data(fetched.body).write(to: URL(fileURLWithPath: out), options: .atomic) } catch {
@@ -79,7 +80,7 @@ struct KeysCommand: AsyncParsableCommand {
             do {
                 switch KeySourceResolver.kind(of: source) {
                 case .url:
-                    let fetched = try await KeysCommand.fetch(source, limits: limits.limits)
+                    let fetched = try await KeysCommand.fetch(source, limits: limits)
                     report = KeySetReport(source: source, kind: "url", keys: fetched.keys, status: fetched.status)
                 case .directory:
                     report = KeySetReport(source: source, archive: try KeyArchive.load(directory: source))
@@ -157,11 +158,14 @@ struct KeysCommand: AsyncParsableCommand {
         throw usageFailure
     }
 
-    static func fetch(_ url: String, limits: KeyFetchLimits) async throws -> (keys: JWKSet, body: [UInt8], status: KeySourceStatus) {
+    static func fetch(_ url: String, limits: FetchLimitOptions) async throws -> (keys: JWKSet, body: [UInt8], status: KeySourceStatus) {
         var policy = KeyCachePolicy()
         policy.refreshesInBackground = false
+        // The command reports failures itself; the cache's own log lines are for --verbose.
+        var logger = Logger(label: "idtoken.keys")
+        logger.logLevel = limits.verbose ? .debug : .critical
         let source: HTTPKeySource
-        do { source = try HTTPKeySource(url: url, cachePolicy: policy, limits: limits) } catch {
+        do { source = try HTTPKeySource(url: url, cachePolicy: policy, limits: limits.limits, logger: logger) } catch {
             fail(error.message)
             throw usageFailure
         }
@@ -183,10 +187,16 @@ struct KeysCommand: AsyncParsableCommand {
     }
 }
 
-/// Download limits shared by the subcommands that fetch.
+/// Download options shared by the subcommands that fetch.
 struct FetchLimitOptions: ParsableArguments {
     @Option(help: "Seconds allowed for the whole download.") var timeout: Double = 15
     @Option(help: "Largest body accepted, in bytes.") var maxBytes: Int = 1 << 20
+    @Flag(help: "Log what the key cache does to standard error.") var verbose = false
+
+    func validate() throws {
+        guard timeout > 0, timeout.isFinite else { throw ValidationError("--timeout must be a positive number of seconds") }
+        guard maxBytes > 0 else { throw ValidationError("--max-bytes must be positive") }
+    }
 
     var limits: KeyFetchLimits {
         KeyFetchLimits(connectTimeout: .milliseconds(Int64(min(timeout, 5) * 1000)),
