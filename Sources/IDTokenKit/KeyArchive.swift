@@ -24,6 +24,7 @@ import Foundation
 public struct KeyArchive: Sendable {
     /// One key as the archive saw it.
     public struct Entry: Sendable {
+        /// The key, parsed and bound to its algorithm.
         public let key: PublicKey
         /// First and last snapshot time that listed the key; nil when only untimed snapshots did.
         public let firstSeen: Double?
@@ -36,13 +37,16 @@ public struct KeyArchive: Sendable {
 
     /// One file of the archive.
     public struct Snapshot: Sendable {
+        /// The snapshot file.
         public let path: String
         /// From the file name, or the fetch time inside a key cache file; nil otherwise.
         public let time: Double?
+        /// The usable kids it lists, and the keys it lists that were refused.
         public let kids: [String]
         public let rejected: [RejectedKey]
     }
 
+    /// The archive's directory.
     public let directory: String
     /// Oldest first; untimed snapshots first of all.
     public let snapshots: [Snapshot]

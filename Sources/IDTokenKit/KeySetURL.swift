@@ -4,10 +4,16 @@ import Foundation
 /// (127.0.0.0/8, `::1`, `localhost`) so that tests can serve keys from the same machine. Keys fetched over
 /// plain HTTP from anywhere else could be swapped by anyone on the path.
 public struct KeySetURL: Sendable, Hashable, CustomStringConvertible {
+    /// The URL as given.
     public let absoluteString: String
+    /// Its host, without IPv6 brackets.
     public let host: String
+    /// Whether the host is a loopback name or address.
     public let isLoopback: Bool
 
+    /// Checks `text` against the transport rule.
+    /// - Throws: ``KeyFetchError`` `insecureURL` for anything but `https`, or `http` to a loopback host, and for
+    ///   URLs carrying credentials.
     public init(_ text: String) throws(KeyFetchError) {
         guard let url = URL(string: text), let scheme = url.scheme?.lowercased(),
               let host = url.host, !host.isEmpty else {
