@@ -275,7 +275,7 @@ public final class HTTPKeySource: KeySource {
     private func makeSnapshot(keys: JWKSet, body: [UInt8], fetchedAt: Double, expiresAt: Double,
                               fromCacheFile: Bool) -> Snapshot {
         let lifetime = max(0, expiresAt - fetchedAt)
-        let fraction = Double.random(in: cachePolicy.refreshAhead)
+        let fraction = min(max(Double.random(in: cachePolicy.refreshAhead), 0), 1)
         return Snapshot(keys: keys, body: body, fetchedAt: fetchedAt, expiresAt: expiresAt,
                         refreshAt: fetchedAt + lifetime * fraction,
                         usableUntil: expiresAt + cachePolicy.maximumStaleness.inSeconds, fromCacheFile: fromCacheFile)
