@@ -8,7 +8,7 @@ import NIOHTTP1
 /// DESIGN §5, so that a request whose key is cached never waits on the network.
 ///
 /// ```swift
-/// let keys = try HTTPKeySource(url: ProviderKeyURL.apple)
+/// let keys = try HTTPKeySource(url: Profile.appleJWKSURL)
 /// defer { Task { await keys.shutdown() } }
 /// let set = try await keys.keys(refreshingFor: nil)   // waits for the first fetch only
 /// ```
@@ -47,7 +47,7 @@ public final class HTTPKeySource: KeySource {
     /// - Parameters:
     ///   - url: the JWKS or certificate-map URL; `https`, or `http` to 127.0.0.0/8, `::1` or `localhost`.
     ///   - httpClient: the client to fetch with. Without one, the source makes its own (with
-    ///     ``KeyFetchLimits/connectTimeout`` and redirects off) and shuts it down in ``shutdown()``. A client
+    ///     ``KeyFetchLimits/connectTimeout``, redirects off, one connection attempt per fetch) and shuts it down in ``shutdown()``. A client
     ///     passed in is used as configured (its connect timeout and redirect rules) and is not shut down.
     ///   - clock: the clock cache times are read from; the system clock unless a test injects one.
     ///   - cacheFilePath: a warm-start file (see ``KeyCacheFile``); a usable set in it is served at once.
@@ -68,9 +68,12 @@ public final class HTTPKeySource: KeySource {
             self.client = httpClient
             self.ownsClient = false
         } else {
-            let configuration = HTTPClient.Configuration(
+            var configuration = HTTPClient.Configuration(
                 redirectConfiguration: .disallow,
                 timeout: .init(connect: Self.timeAmount(limits.connectTimeout), read: Self.timeAmount(limits.totalTimeout)))
+            // One connection attempt per fetch: a refused connection fails the fetch at once, and the cache's
+            // own retry interval (with back-off) decides when to try again.
+            configuration.connectionPool.retryConnectionEstablishment = false
             self.client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
             self.ownsClient = true
         }

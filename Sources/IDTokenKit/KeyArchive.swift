@@ -4,7 +4,7 @@ import Foundation
 /// the key that signed them out of its live set.
 ///
 /// An archive is a directory for one issuer holding snapshots: key documents (JWKS, certificate map or key
-/// cache file), one per fetch. ``add(_:to:at:)`` names each `<time>-<content hash>.json` (for example
+/// cache file), one per fetch. ``add(_:to:at:)`` names each `<time>-<SHA-256 prefix>.json` (for example
 /// `20250301T120000Z-9f2c4e1a0b3d5c7e.json`), so the time each was seen survives copying; other `*.json`
 /// files in the directory are read too, without a time.
 ///
@@ -172,16 +172,9 @@ public struct KeyArchive: Sendable {
         return UnixTime.parse(String(parts[0]))
     }
 
-    /// FNV-1a (64-bit) of the document, in hex: a short name that tells different documents apart. Not a
-    /// security boundary; the keys inside are identified by their SHA-256 thumbprints.
+    /// The first 8 bytes of the document's SHA-256, in hex: a short name that tells documents apart.
     static func contentHash(_ bytes: [UInt8]) -> String {
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in bytes {
-            hash ^= UInt64(byte)
-            hash = hash &* 0x0000_0100_0000_01b3
-        }
-        let hex = String(hash, radix: 16)
-        return String(repeating: "0", count: 16 - hex.count) + hex
+        Array(SHA256.hash(bytes).prefix(8)).lowercaseHex
     }
 
     private static func describe(_ time: Double?) -> String { time.map { UnixTime.iso8601($0) } ?? "?" }

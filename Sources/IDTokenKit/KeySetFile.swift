@@ -37,18 +37,22 @@ public enum KeySetFile {
         return Contents(keys: try parseSet(bytes, source: source), body: bytes, fetchedAt: nil, url: nil)
     }
 
-    /// The usable keys at `path`: a key file, or a directory read as a ``KeyArchive``.
-    /// - Throws: ``KeyFetchError`` when nothing is there, a file is malformed, or no key is usable.
+    /// The keys at `path`: a key file, or a directory read as a ``KeyArchive``. Keys refused at load stay
+    /// listed in the set's `rejected`, so that a token naming one fails with `unknown_key` and the reason.
+    /// - Throws: ``KeyFetchError``: `file` when nothing is there or a directory holds no `*.json` file,
+    ///   `malformed` for a file that is not a key document, `noUsableKeys` when no key is listed at all.
     public static func load(_ path: String) throws(KeyFetchError) -> JWKSet {
         let keys: JWKSet
         switch KeyFileIO.isDirectory(path) {
-        case nil: throw KeyFetchError(.file, "\(path) does not exist")
-        case true?: keys = try KeyArchive.load(directory: path).keySet
+        case nil: throw KeyFetchError(.file, "no such key file or directory: \(path)")
+        case true?:
+            let archive = try KeyArchive.load(directory: path)
+            guard !archive.snapshots.isEmpty else { throw KeyFetchError(.file, "no .json key files in \(path)") }
+            keys = archive.keySet
         case false?: keys = try read(file: path).keys
         }
-        guard !keys.isEmpty else {
-            let reasons = keys.rejected.isEmpty ? "it lists no keys" : keys.rejected.map(\.description).joined(separator: "; ")
-            throw KeyFetchError(.noUsableKeys, "\(path) holds no usable key: \(reasons)")
+        guard !keys.isEmpty || !keys.rejected.isEmpty else {
+            throw KeyFetchError(.noUsableKeys, "\(path) lists no key at all")
         }
         return keys
     }

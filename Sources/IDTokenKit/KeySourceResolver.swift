@@ -6,7 +6,7 @@ import Logging
 /// ```swift
 /// let source = try KeySourceResolver.resolve(["https://appleid.apple.com/auth/keys"])
 /// let source = try KeySourceResolver.resolve(["old-keys/", "current.json"])   // merged, static
-/// let source = try KeySourceResolver.resolve([], defaultURL: ProviderKeyURL.apple)
+/// let source = try KeySourceResolver.resolve([], defaultURL: Profile.appleJWKSURL)
 /// ```
 public enum KeySourceResolver {
     /// What one `--keys` value names.
@@ -25,11 +25,12 @@ public enum KeySourceResolver {
     /// - No values: an ``HTTPKeySource`` on `defaultURL` (the provider's published URL).
     /// - One URL: an ``HTTPKeySource`` on it (call ``HTTPKeySource/shutdown()`` when done).
     /// - Files and directories: one ``StaticKeySource`` with all their keys; a kid that names different keys
-    ///   in two of them is refused.
+    ///   in two of them is refused. A set whose keys were all refused at load (too small, `use: enc`, …) is
+    ///   kept: tokens naming them fail with `unknown_key` and the reason.
     ///
     /// The HTTP parameters are those of ``HTTPKeySource/init(url:httpClient:cachePolicy:limits:clock:cacheFilePath:logger:)``.
-    /// - Throws: ``KeyFetchError`` for a bad URL, a missing or malformed file, a set with no usable key,
-    ///   more than one URL, or a URL mixed with files (fetched keys and fixed keys cannot share one cache).
+    /// - Throws: ``KeyFetchError`` for a bad URL, a missing or malformed file, sources listing no key at all
+    ///   (`noUsableKeys`), more than one URL, or a URL mixed with files (fetched keys and fixed keys cannot share one cache).
     public static func resolve(_ specs: [String], defaultURL: String? = nil, httpClient: HTTPClient? = nil,
                                cachePolicy: KeyCachePolicy = KeyCachePolicy(), limits: KeyFetchLimits = KeyFetchLimits(),
                                clock: any KeyCacheClock = SystemKeyCacheClock(), cacheFilePath: String? = nil,
@@ -64,9 +65,8 @@ public enum KeySourceResolver {
         }
         // JWKSet refuses a kid that names two different keys, and keeps one copy of a key listed twice.
         let merged = JWKSet(keys: keys, rejected: rejected)
-        guard !merged.isEmpty else {
-            throw KeyFetchError(.noUsableKeys, "\(paths.joined(separator: ", ")) hold no usable key together: "
-                                + merged.rejected.map(\.description).joined(separator: "; "))
+        guard !merged.isEmpty || !merged.rejected.isEmpty else {
+            throw KeyFetchError(.noUsableKeys, "\(paths.joined(separator: ", ")) list no key at all")
         }
         return merged
     }

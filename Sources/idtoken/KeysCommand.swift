@@ -12,22 +12,20 @@ struct KeysCommand: AsyncParsableCommand {
         subcommands: [Fetch.self, Show.self, Archive.self]
     )
 
-    /// Exit status 2: bad usage or configuration (DESIGN §7).
-    static let usageFailure = ExitCode(2)
-    /// Exit status 3: keys unavailable.
-    static let keysUnavailable = ExitCode(3)
+    static let usageFailure = ExitStatus.usage.exitCode
+    static let keysUnavailable = ExitStatus.keysUnavailable.exitCode
 
     struct Fetch: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Download a provider's key set.",
             discussion: """
             Without --out or --archive the body is written to standard output as served, and a summary to \
-            standard error. Providers: firebase (JWKS), firebase-x509 (kid → certificate map), apple, facebook; \
-            oidc needs --url.
+            standard error. Providers: firebase (JWKS), firebase-x509 (kid → certificate map), firebase-session, \
+            apple, facebook; oidc needs --url.
             """
         )
 
-        @Option(help: "firebase, firebase-x509, apple, facebook or oidc.") var provider: String
+        @Option(help: "firebase, firebase-x509, firebase-session, apple, facebook or oidc.") var provider: String
         @Option(help: "The key set URL (overrides the provider's default; required for oidc).") var url: String?
         @Option(help: "Write the body, as served, to this file.") var out: String?
         @Option(help: "Also store the body as a snapshot in this archive directory.") var archive: String?
@@ -150,11 +148,21 @@ struct KeysCommand: AsyncParsableCommand {
 
     // MARK: Shared
 
+    /// The provider's published key URL (DESIGN §4), unless `--url` names another.
     static func url(provider: String, url: String?) throws -> String {
         if let url { return url }
-        if let known = ProviderKeyURL.defaultURL(forProvider: provider) { return known }
-        fail(provider.lowercased() == "oidc" ? "--provider oidc needs --url (the issuer's jwks_uri)"
-                                             : "unknown provider \(provider); use firebase, firebase-x509, apple, facebook or oidc")
+        let known: String? = switch provider.lowercased() {
+        case Provider.firebase.rawValue: Profile.firebaseJWKSURL
+        case "firebase-x509": Profile.firebaseCertificatesURL
+        case Provider.firebaseSessionCookie.rawValue: Profile.firebaseSessionCookieCertificatesURL
+        case Provider.apple.rawValue: Profile.appleJWKSURL
+        case Provider.facebook.rawValue: Profile.facebookJWKSURL
+        default: nil
+        }
+        if let known { return known }
+        fail(provider.lowercased() == Provider.oidc.rawValue
+             ? "--provider oidc needs --url (the issuer's jwks_uri)"
+             : "unknown provider \(provider); use firebase, firebase-x509, firebase-session, apple, facebook or oidc")
         throw usageFailure
     }
 
@@ -183,7 +191,7 @@ struct KeysCommand: AsyncParsableCommand {
     }
 
     static func fail(_ message: String) {
-        FileHandle.standardError.write(Data("idtoken: \(message)\n".utf8))
+        FileHandle.standardError.write(Data("error: \(message)\n".utf8))
     }
 }
 

@@ -169,11 +169,11 @@ import Testing
             let clock = ManualClock()
             let source = try Self.source(server, clock: clock)
             _ = try await source.keys(refreshingFor: nil)
-            server.reply(.delayed(milliseconds: 300, .json(Self.jwksB)))
+            server.reply(.delayed(milliseconds: 2000, .json(Self.jwksB)))
             clock.advance(by: 81)   // refresh point at 80 % of max-age
             let started = ContinuousClock.now
             let keys = try await source.keys(refreshingFor: nil)
-            #expect(ContinuousClock.now - started < .milliseconds(250), "the caller did not wait for the fetch")
+            #expect(ContinuousClock.now - started < .seconds(1), "the caller did not wait for the 2 s fetch")
             #expect(keys.sortedKids == ["test-ec-1", "test-rsa-1", "test-rsa-2"])
             #expect(await eventually { source.currentKeys()?.sortedKids == ["test-rsa-2", "test-rsa-3"] })
             #expect(server.requestCount == 2)
@@ -212,7 +212,7 @@ import Testing
         try await Self.withServer(.json(Self.jwksA)) { server in
             let clock = ManualClock()
             var limits = Self.limits
-            limits.totalTimeout = .milliseconds(300)
+            if failure == .hang { limits.totalTimeout = .seconds(1) }
             let source = try Self.source(server, clock: clock, limits: limits)
             _ = try await source.keys(refreshingFor: nil)
             server.reply(failure.reply)
@@ -371,6 +371,18 @@ import Testing
             #expect(elapsed < .seconds(3))
             await source.shutdown()
         }
+    }
+
+    @Test func aRefusedConnectionFailsAtOnce() async throws {
+        let server = try await ScriptedHTTPServer.start(.json(Self.jwksA))
+        await server.stop()   // nothing listens on the port any more
+        let limits = KeyFetchLimits(connectTimeout: .seconds(5), totalTimeout: .seconds(10))
+        let source = try Self.source(server, clock: ManualClock(), limits: limits)
+        let started = ContinuousClock.now
+        await #expect(throws: TokenError(.keysUnavailable, "")) { try await source.keys(refreshingFor: nil) }
+        #expect(ContinuousClock.now - started < .seconds(2), "one connection attempt, no retries until the connect timeout")
+        #expect(source.status().lastError?.kind == .transport)
+        await source.shutdown()
     }
 
     @Test func redirectsAreNotFollowed() async throws {

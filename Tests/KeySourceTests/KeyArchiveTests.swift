@@ -130,8 +130,18 @@ import Testing
         #expect(reasons["test-rsa-enc"]!.contains("\"use\""))
         #expect(reasons["test-hmac"]!.contains("symmetric"))
 
-        let empty = #expect(throws: KeyFetchError.self) { try KeySetFile.load(Fixtures.path("test-keys/jwks-only-refused.json")) }
+        // A file whose keys were all refused still loads: a token naming one is unknown_key, with the reason.
+        let refused = try KeySetFile.load(Fixtures.path("test-keys/jwks-only-refused.json"))
+        #expect(refused.isEmpty)
+        #expect(refused.rejected.map(\.kid) == ["test-rsa-weak"])
+        // A file listing no key at all is unavailable keys.
+        let directory = Fixtures.temporaryDirectory()
+        try Data("{\"keys\":[]}".utf8).write(to: URL(fileURLWithPath: directory + "/empty.json"))
+        let empty = #expect(throws: KeyFetchError.self) { try KeySetFile.load(directory + "/empty.json") }
         #expect(empty?.kind == .noUsableKeys)
+        // A directory without key files is a configuration mistake.
+        let bare = #expect(throws: KeyFetchError.self) { try KeySetFile.load(Fixtures.temporaryDirectory()) }
+        #expect(bare?.kind == .file)
         let missing = #expect(throws: KeyFetchError.self) { try KeySetFile.load(Fixtures.path("test-keys/nothing-here.json")) }
         #expect(missing?.kind == .file)
     }
@@ -160,8 +170,8 @@ import Testing
         let url = try KeySourceResolver.resolve(["https://appleid.apple.com/auth/keys"], cachePolicy: Self.noBackground)
         #expect((url as? HTTPKeySource)?.url.absoluteString == "https://appleid.apple.com/auth/keys")
         await (url as? HTTPKeySource)?.shutdown()
-        let fallback = try KeySourceResolver.resolve([], defaultURL: ProviderKeyURL.facebook, cachePolicy: Self.noBackground)
-        #expect((fallback as? HTTPKeySource)?.url.absoluteString == ProviderKeyURL.facebook)
+        let fallback = try KeySourceResolver.resolve([], defaultURL: Profile.facebookJWKSURL, cachePolicy: Self.noBackground)
+        #expect((fallback as? HTTPKeySource)?.url.absoluteString == Profile.facebookJWKSURL)
         await (fallback as? HTTPKeySource)?.shutdown()
 
         #expect(throws: KeyFetchError.self) { try KeySourceResolver.resolve(["https://a.example/keys", certmap]) }

@@ -54,18 +54,21 @@ def runnable(case):
 
 
 def check_exit_statuses(binary):
-    """Bad usage and configuration exit 2; a key source with no keys at all exits 3."""
+    """Bad usage and configuration exit 2; a key source with no keys at all, or that cannot be fetched, exits 3."""
     import tempfile
     with tempfile.TemporaryDirectory() as scratch:
         empty = os.path.join(scratch, "empty.json")
         with open(empty, "w") as f:
             f.write('{"keys":[]}')
         keys = os.path.join(VECTORS, "generated", "keysets", "apple_jwks.json")
+        with open(os.path.join(VECTORS, "generated", "apple.json")) as f:
+            well_formed = json.load(f)["cases"][0]["token"]
         checks = [
             (["verify", "a.b.c", "--provider", "firebase", "--keys", keys], 2, "firebase without --project-id"),
             (["verify", "a.b.c", "--provider", "apple", "--audience", "x", "--leeway", "301", "--keys", keys], 2, "leeway 301"),
             (["verify", "a.b.c", "--provider", "apple", "--audience", "x", "--keys", "/nonexistent/keys.json"], 2, "missing key file"),
-            (["verify", "a.b.c", "--provider", "apple", "--audience", "x", "--keys", "https://appleid.apple.com/auth/keys"], 2, "key URL"),
+            (["verify", "a.b.c", "--provider", "apple", "--audience", "x", "--keys", "http://example.com/keys"], 2, "key URL not https"),
+            (["verify", well_formed, "--provider", "apple", "--audience", "x", "--keys", "http://127.0.0.1:9/keys"], 3, "key URL unreachable"),
             (["verify", "a.b.c", "--provider", "apple", "--audience", "x", "--nonce", "n", "--nonce-exact", "n", "--keys", keys], 2, "two nonces"),
             (["verify", "a.b.c", "--provider", "nobody", "--audience", "x", "--keys", keys], 2, "unknown provider"),
             (["verify", "a.b.c", "--provider", "apple", "--audience", "x", "--keys", empty], 3, "no keys at all"),
