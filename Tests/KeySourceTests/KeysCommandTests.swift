@@ -67,6 +67,48 @@ import Testing
         #expect(text.stdout.contains("FIRST SEEN"))
     }
 
+    @Test func verifyWithAnArchiveDirectoryAcceptsATokenWhoseKeyAppleRotatedOut() async throws {
+        let directory = Fixtures.temporaryDirectory() + "/apple"
+        for (file, at) in [("2020-08_AzimoLabs_authKeys.json", "2020-08-06T00:00:00Z"), ("2025-03_reconstructed.json", "2025-03-01T00:00:00Z")] {
+            let added = try await Self.run(["keys", "archive", "add", directory, Fixtures.path("apple/\(file)"), "--at", at])
+            #expect(added.status == 0, "\(added.stderr)")
+        }
+        let tokens = try JSONTree.parse(Fixtures.bytes("apple/tokens.json"))
+        let record = try #require(tokens["tokens"]?.array?.first)
+        let token = try #require(record["token"]?.string)
+        let at = String(try #require(record["iat"]?.int64) + 60)
+        let arguments = ["verify", token, "--provider", "apple", "--audience", "com.c.azimo.stage", "--at", at, "--json"]
+
+        let archived = try await Self.run(arguments + ["--keys", directory])
+        #expect(archived.status == 0, "\(archived.stdout) \(archived.stderr)")
+        let verdict = try JSONTree.parse(archived.stdout)
+        #expect(verdict["valid"]?.bool == true)
+        #expect(verdict["kid"]?.string == "86D88Kf")
+
+        let current = try await Self.run(arguments + ["--keys", Fixtures.path("apple/2025-03_reconstructed.json")])
+        #expect(current.status == 1)
+        #expect(try JSONTree.parse(current.stdout)["error"]?["code"]?.string == "unknown_key")
+    }
+
+    @Test func verifyFetchesKeysFromAURL() async throws {
+        let server = try await ScriptedHTTPServer.start(.json(Fixtures.bytes("test-keys/jwks-a.json")))
+        let arguments = ["verify", "--provider", "oidc", "--issuer", "https://issuer.test.invalid", "--audience", "test-audience",
+                         "--at", "1700000100", "--json", "--keys", server.url]
+        let valid = try await Self.run(Array(arguments[0...0]) + [Fixtures.testTokens["test-ec-1"]!] + Array(arguments[1...]))
+        #expect(valid.status == 0, "\(valid.stdout) \(valid.stderr)")
+        #expect(try JSONTree.parse(valid.stdout)["valid"]?.bool == true)
+        let unknown = try await Self.run(Array(arguments[0...0]) + [Fixtures.testTokens["test-rsa-3"]!] + Array(arguments[1...]))
+        #expect(unknown.status == 1)
+        #expect(try JSONTree.parse(unknown.stdout)["error"]?["code"]?.string == "unknown_key")
+        #expect(server.requestCount == 2, "one fetch per run; the unknown kid's refetch is within the cooldown")
+
+        server.reply(.respond(status: 503, headers: [], body: []))
+        let down = try await Self.run(Array(arguments[0...0]) + [Fixtures.testTokens["test-ec-1"]!] + Array(arguments[1...]))
+        #expect(down.status == 3)
+        #expect(try JSONTree.parse(down.stdout)["error"]?["code"]?.string == "keys_unavailable")
+        await server.stop()
+    }
+
     @Test func showListsRefusedKeysWithReasons() async throws {
         let shown = try await Self.run(["keys", "show", Fixtures.path("test-keys/jwks-with-refused.json")])
         #expect(shown.status == 0)
