@@ -1,6 +1,5 @@
 import ArgumentParser
 import IDTokenKit
-import Logging
 
 /// `--keys SRC` (repeatable): a JWKS file, a kid → PEM-certificate map file, a directory (key archive) of such
 /// files, or a URL. Files and directories are merged into one static key set.
@@ -20,13 +19,8 @@ struct KeyOptions: ParsableArguments {
         guard !sources.isEmpty else {
             throw UsageError("no key source: give --keys FILE|DIR|URL or --jwks-url")
         }
-        var policy = KeyCachePolicy()
-        policy.refreshesInBackground = false
-        // The command reports failures itself; the cache's own log lines would repeat them.
-        var logger = Logger(label: "idtoken.keys")
-        logger.logLevel = .critical
         do {
-            return try KeySourceResolver.resolve(sources, cachePolicy: policy, logger: logger)
+            return try KeySourceResolver.resolve(sources, cachePolicy: RemoteKeys.cachePolicy, logger: RemoteKeys.logger())
         } catch where error.kind == .noUsableKeys {
             throw TokenError(.keysUnavailable, "no key at all in \(sources.joined(separator: ", "))")
         } catch {

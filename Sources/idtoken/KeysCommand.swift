@@ -1,7 +1,6 @@
 import ArgumentParser
 import Foundation
 import IDTokenKit
-import Logging
 
 /// `idtoken keys`: fetch a provider's key set, show what a key file, archive or URL holds, and archive
 /// snapshots so that old tokens stay verifiable after a rotation.
@@ -167,13 +166,11 @@ struct KeysCommand: AsyncParsableCommand {
     }
 
     static func fetch(_ url: String, limits: FetchLimitOptions) async throws -> (keys: JWKSet, body: [UInt8], status: KeySourceStatus) {
-        var policy = KeyCachePolicy()
-        policy.refreshesInBackground = false
-        // The command reports failures itself; the cache's own log lines are for --verbose.
-        var logger = Logger(label: "idtoken.keys")
-        logger.logLevel = limits.verbose ? .debug : .critical
         let source: HTTPKeySource
-        do { source = try HTTPKeySource(url: url, cachePolicy: policy, limits: limits.limits, logger: logger) } catch {
+        do {
+            source = try HTTPKeySource(url: url, cachePolicy: RemoteKeys.cachePolicy, limits: limits.limits,
+                                       logger: RemoteKeys.logger(verbose: limits.verbose))
+        } catch {
             fail(error.message)
             throw usageFailure
         }
