@@ -3,7 +3,7 @@ import PackageDescription
 
 let package = Package(
     name: "IDTokenKit",
-    platforms: [.macOS(.v14)],
+    platforms: [.macOS(.v15)],
     products: [
         .library(name: "JOSE", targets: ["JOSE"]),
         .library(name: "IDTokenKit", targets: ["IDTokenKit"]),
@@ -72,6 +72,7 @@ let package = Package(
             ],
             exclude: ["Fixtures"]
         ),
+        .testTarget(name: "VerifiedTokenCacheTests", dependencies: ["IDTokenKit", "CLibCrypto"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -6,6 +6,16 @@
 public protocol ClaimRule: Sendable {
     /// Throws a ``TokenError`` when `claims` break the rule.
     func check(_ claims: JSONObject, _ context: ClaimContext) throws(TokenError)
+
+    /// Whether the verdict depends on the claims alone: the same claims pass or fail at any time, whatever
+    /// happens outside the token. A ``VerifiedTokenCache`` skips such rules when it serves a token it verified
+    /// before, and runs every other rule (a revocation list, anything that reads `context.now`) again.
+    /// Defaults to `false`, which is always safe.
+    var dependsOnlyOnClaims: Bool { get }
+}
+
+extension ClaimRule {
+    public var dependsOnlyOnClaims: Bool { false }
 }
 
 /// What a rule may need besides the claims.

@@ -14,28 +14,38 @@ import Foundation
 /// A verifier is an immutable value: share one across tasks and threads. The asynchronous ``verify(_:now:nonce:)``
 /// does not suspend when the key set already has the token's key; for an unknown `kid` it asks the key source
 /// to refresh once. ``verify(_:keys:now:nonce:)`` checks against a fixed key-set snapshot, for batch work.
+///
+/// With `cache:`, tokens verified before are answered from a ``VerifiedTokenCache`` (times, key, nonce and
+/// revocation still checked at `now`), unless a replay cache is set.
 public struct IDTokenVerifier: Sendable {
     public let profile: Profile
     public let keySource: any KeySource
     /// Consulted last, when set: each token is accepted once.
     public let replayCache: (any ReplayCache)?
     private let synchronousReplayCache: (any SynchronousReplayCache)?
+    /// The tokens this verifier accepted before, when it was made with `cache:` and no replay cache.
+    public let verifiedTokenCache: VerifiedTokenCache?
     private let leeway: Double
 
     /// A verifier for `profile` with keys from `keys`.
     /// - Throws: ``ConfigurationError`` when the profile cannot be used (no audience, leeway out of range…).
-    public init(profile: Profile, keys: any KeySource, replayCache: (any ReplayCache)? = nil) throws(ConfigurationError) {
+    /// - Parameter cache: keep up to this many verified tokens, to answer them again without the signature
+    ///   check; ignored with a replay cache, which must see every presentation.
+    public init(profile: Profile, keys: any KeySource, replayCache: (any ReplayCache)? = nil,
+                cache: VerifiedTokenCache.Configuration? = nil) throws(ConfigurationError) {
         try profile.validate()
         self.profile = profile
         self.keySource = keys
         self.replayCache = replayCache
         self.synchronousReplayCache = replayCache as? any SynchronousReplayCache
         self.leeway = Double(profile.leeway.seconds)
+        self.verifiedTokenCache = replayCache == nil ? cache.map { VerifiedTokenCache($0, profile: profile) } : nil
     }
 
     /// A verifier with a fixed key set.
-    public init(profile: Profile, keys: JWKSet, replayCache: (any ReplayCache)? = nil) throws(ConfigurationError) {
-        try self.init(profile: profile, keys: StaticKeySource(keys), replayCache: replayCache)
+    public init(profile: Profile, keys: JWKSet, replayCache: (any ReplayCache)? = nil,
+                cache: VerifiedTokenCache.Configuration? = nil) throws(ConfigurationError) {
+        try self.init(profile: profile, keys: StaticKeySource(keys), replayCache: replayCache, cache: cache)
     }
 
     // MARK: Verifying
@@ -46,6 +56,8 @@ public struct IDTokenVerifier: Sendable {
     /// - Returns: the verified token.
     /// - Throws: ``TokenError``; `keys_unavailable` when the key source has no usable keys.
     public func verify(_ token: String, now: Date, nonce: Nonce? = nil) async throws(TokenError) -> VerifiedToken {
+        if let cache = verifiedTokenCache, let keys = keySource.currentKeys(),
+           let hit = cache.verifiedToken(token, keys: keys, now: now.timeIntervalSince1970, nonce: nonce) { return hit }
         let jws = try CompactJWS(token, limits: profile.limits)
         var keys: JWKSet
         if let current = keySource.currentKeys() { keys = current } else { keys = try await keySource.keys(refreshingFor: nil) }
@@ -59,6 +71,7 @@ public struct IDTokenVerifier: Sendable {
             key = try selectKey(jws, keys)
         }
         let (verified, exp) = try check(jws, key: key, now: now.timeIntervalSince1970, nonce: nonce)
+        verifiedTokenCache?.store(token, verified, key: key, exp: exp, now: now.timeIntervalSince1970)
         if let replayCache {
             let entry = replayEntry(jws, issuer: verified.claims["iss"], exp: exp)
             guard try await replayCache.insertIfAbsent(entry, now: Int64(now.timeIntervalSince1970.rounded(.down))) else {
@@ -71,9 +84,11 @@ public struct IDTokenVerifier: Sendable {
     /// Verifies `token` as of `now` against the key-set snapshot `keys`, without suspending: for batch work
     /// such as audits. A configured replay cache must be a ``SynchronousReplayCache``.
     public func verify(_ token: String, keys: JWKSet, now: Date, nonce: Nonce? = nil) throws(TokenError) -> VerifiedToken {
+        if let hit = verifiedTokenCache?.verifiedToken(token, keys: keys, now: now.timeIntervalSince1970, nonce: nonce) { return hit }
         let jws = try CompactJWS(token, limits: profile.limits)
         let key = try selectKey(jws, keys)
         let (verified, exp) = try check(jws, key: key, now: now.timeIntervalSince1970, nonce: nonce)
+        verifiedTokenCache?.store(token, verified, key: key, exp: exp, now: now.timeIntervalSince1970)
         if replayCache != nil {
             guard let cache = synchronousReplayCache else {
                 throw TokenError(.replayed, "the configured replay cache cannot answer synchronously; use the asynchronous verify, which can wait for it")

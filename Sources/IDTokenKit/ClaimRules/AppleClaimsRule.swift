@@ -6,6 +6,8 @@
 public struct AppleClaimsRule: ClaimRule, Equatable {
     public init() {}
 
+    public var dependsOnlyOnClaims: Bool { true }
+
     public func check(_ claims: JSONObject, _ context: ClaimContext) throws(TokenError) {
         for name in ["email_verified", "is_private_email", "nonce_supported"] {
             if let value = claims[name], AppleClaims.flexibleBool(value) == nil {

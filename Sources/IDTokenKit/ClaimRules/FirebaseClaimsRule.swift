@@ -16,6 +16,8 @@ public struct FirebaseClaimsRule: ClaimRule, Equatable {
         self.allowedSignInProviders = allowedSignInProviders
     }
 
+    public var dependsOnlyOnClaims: Bool { true }
+
     public func check(_ claims: JSONObject, _ context: ClaimContext) throws(TokenError) {
         let firebase: JSONObject?
         if let value = claims["firebase"] {

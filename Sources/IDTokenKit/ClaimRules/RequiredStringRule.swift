@@ -4,6 +4,8 @@ public struct RequiredStringRule: ClaimRule, Equatable {
 
     public init(_ name: String) { self.name = name }
 
+    public var dependsOnlyOnClaims: Bool { true }
+
     public func check(_ claims: JSONObject, _ context: ClaimContext) throws(TokenError) {
         guard let value = claims[name] else {
             throw TokenError(.invalidClaim, claim: name, "the required \"\(name)\" claim is missing from the \(context.tokenName)")

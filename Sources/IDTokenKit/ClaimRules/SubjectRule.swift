@@ -5,6 +5,8 @@ public struct SubjectRule: ClaimRule, Equatable {
 
     public init(maxLength: Int? = nil) { self.maxLength = maxLength }
 
+    public var dependsOnlyOnClaims: Bool { true }
+
     public func check(_ claims: JSONObject, _ context: ClaimContext) throws(TokenError) {
         guard let sub = claims["sub"] else {
             throw TokenError(.invalidClaim, claim: "sub", "the \(context.tokenName) has no \"sub\" (subject) claim, so it names no user")

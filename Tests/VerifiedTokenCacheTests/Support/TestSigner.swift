@@ -1,0 +1,1 @@
+../../JOSETests/Support/TestSigner.swift
