@@ -15,6 +15,14 @@ public protocol KeySource: Sendable {
     /// beyond its bound). Must not block, and never starts a fetch.
     func currentKeys() -> JWKSet?
 
+    /// Calls `body` with the current snapshot, lent rather than copied; nil, without calling `body`, when
+    /// ``currentKeys()`` would be nil. Same rules: must not block.
+    ///
+    /// A verified-token cache asks this on every hit, a million times a second across threads; copying a
+    /// `JWKSet` out of a shared source retains its buffers, and threads retaining the same buffers contend for
+    /// their cache lines. The default copies from ``currentKeys()``; a source that can lend its snapshot should.
+    func withCurrentKeys<Result>(_ body: (JWKSet) -> Result) -> Result?
+
     /// A key set to verify with, loading it if there is none yet.
     ///
     /// - Parameter unknownKid: the `kid` a token named that the current snapshot lacks, if that is why the
@@ -24,6 +32,13 @@ public protocol KeySource: Sendable {
     func keys(refreshingFor unknownKid: String?) async throws(TokenError) -> JWKSet
 }
 
+extension KeySource {
+    public func withCurrentKeys<Result>(_ body: (JWKSet) -> Result) -> Result? {
+        guard let keys = currentKeys() else { return nil }
+        return body(keys)
+    }
+}
+
 /// A fixed key set: a JWKS, certificate map or archive read from a file or built in memory.
 public struct StaticKeySource: KeySource {
     public let keySet: JWKSet
@@ -31,6 +46,8 @@ public struct StaticKeySource: KeySource {
     public init(_ keySet: JWKSet) { self.keySet = keySet }
 
     public func currentKeys() -> JWKSet? { keySet }
+
+    public func withCurrentKeys<Result>(_ body: (JWKSet) -> Result) -> Result? { body(keySet) }
 
     public func keys(refreshingFor unknownKid: String?) async throws(TokenError) -> JWKSet { keySet }
 }

@@ -123,6 +123,19 @@ public final class VerifiedTokenCache: @unchecked Sendable {
     /// The cached verification of `token`, if it is there and would pass a fresh verification at `now` with
     /// `keys` and `nonce`; nil otherwise (the caller then verifies the token in full).
     func verifiedToken(_ token: String, keys: JWKSet, now: Double, nonce: Nonce?) -> VerifiedToken? {
+        guard let found = lookup(token, keys: keys, now: now) else { return nil }
+        return recheck(found, now: now, nonce: nonce)
+    }
+
+    /// The same, with the key source's current snapshot (nil when it has none).
+    func verifiedToken(_ token: String, keySource: any KeySource, now: Double, nonce: Nonce?) -> VerifiedToken? {
+        guard let found = keySource.withCurrentKeys({ lookup(token, keys: $0, now: now) }) ?? nil else { return nil }
+        return recheck(found, now: now, nonce: nonce)
+    }
+
+    /// The stored result for `token`, if its times pass at `now` and its key is in `keys`.
+    @inline(__always)
+    private func lookup(_ token: String, keys: JWKSet, now: Double) -> VerifiedToken? {
         let leeway = self.leeway
         var dropped: CachedVerification?
         let found = withBytes(token) { bytes -> VerifiedToken? in
@@ -131,11 +144,14 @@ public final class VerifiedTokenCache: @unchecked Sendable {
                 shard.lookup(tag, bytes, keys: keys, now: now, leeway: leeway, dropped: &dropped)
             }
         }
-        guard let found else {
-            _ = consume dropped  // an expired entry, released outside the lock
-            return nil
-        }
-        // Rules that read outside state run outside the lock: they may take as long as they like.
+        _ = consume dropped  // an expired entry, released outside the lock
+        return found
+    }
+
+    /// `found` if the nonce and the profile's state-dependent rules still pass. These run outside every lock:
+    /// a rule may take as long as it likes.
+    @inline(__always)
+    private func recheck(_ found: VerifiedToken, now: Double, nonce: Nonce?) -> VerifiedToken? {
         if !rechecked.isEmpty {
             let context = ClaimContext(now: now, leeway: leeway, tokenName: tokenName)
             do { for rule in rechecked { try rule.check(found.claims.object, context) } } catch { return nil }

@@ -56,8 +56,9 @@ public struct IDTokenVerifier: Sendable {
     /// - Returns: the verified token.
     /// - Throws: ``TokenError``; `keys_unavailable` when the key source has no usable keys.
     public func verify(_ token: String, now: Date, nonce: Nonce? = nil) async throws(TokenError) -> VerifiedToken {
-        if let cache = verifiedTokenCache, let keys = keySource.currentKeys(),
-           let hit = cache.verifiedToken(token, keys: keys, now: now.timeIntervalSince1970, nonce: nonce) { return hit }
+        if let hit = verifiedTokenCache?.verifiedToken(token, keySource: keySource, now: now.timeIntervalSince1970, nonce: nonce) {
+            return hit
+        }
         let jws = try CompactJWS(token, limits: profile.limits)
         var keys: JWKSet
         if let current = keySource.currentKeys() { keys = current } else { keys = try await keySource.keys(refreshingFor: nil) }

@@ -62,6 +62,27 @@ def sign(header, claims, key):
     return f"{h}.{p}.{b64u(sig)}"
 
 
+def firebase_token(key, kid, uid, name, email):
+    return sign({"alg": "RS256", "kid": kid, "typ": "JWT"}, {
+        "name": name,
+        "picture": "https://lh3.googleusercontent.com/a/ACg8ocJ2s9m1o7Yh0c_Xv0g7k3F3bXy2F4Yt3rA=s96-c",
+        "iss": "https://securetoken.google.com/idtokenkit-bench",
+        "aud": "idtokenkit-bench",
+        "auth_time": IAT - 30,
+        "user_id": uid,
+        "sub": uid,
+        "iat": IAT,
+        "exp": EXP,
+        "email": email,
+        "email_verified": True,
+        "firebase": {
+            "identities": {"apple.com": ["001234.5b0c7e19d3a44f8e9c2a1b3d5e7f9a0b.1234"],
+                           "email": [email]},
+            "sign_in_provider": "apple.com",
+        },
+    }, key)
+
+
 def main():
     os.makedirs(OUT, exist_ok=True)
     rsa_key = load_or_make("TEST-ONLY-rsa2048.pem", lambda: rsa.generate_private_key(public_exponent=65537, key_size=2048))
@@ -72,24 +93,7 @@ def main():
     hashed_nonce = hashlib.sha256(raw_nonce.encode()).hexdigest()
     uid = "tr2RUsxYqbQ7PbQ8HfSBbHLaDjt2"
     tokens = {
-        "firebase": sign({"alg": "RS256", "kid": rsa_kid, "typ": "JWT"}, {
-            "name": "Ada Lovelace",
-            "picture": "https://lh3.googleusercontent.com/a/ACg8ocJ2s9m1o7Yh0c_Xv0g7k3F3bXy2F4Yt3rA=s96-c",
-            "iss": "https://securetoken.google.com/idtokenkit-bench",
-            "aud": "idtokenkit-bench",
-            "auth_time": IAT - 30,
-            "user_id": uid,
-            "sub": uid,
-            "iat": IAT,
-            "exp": EXP,
-            "email": "ada.lovelace@example.com",
-            "email_verified": True,
-            "firebase": {
-                "identities": {"apple.com": ["001234.5b0c7e19d3a44f8e9c2a1b3d5e7f9a0b.1234"],
-                               "email": ["ada.lovelace@example.com"]},
-                "sign_in_provider": "apple.com",
-            },
-        }, rsa_key),
+        "firebase": firebase_token(rsa_key, rsa_kid, uid, "Ada Lovelace", "ada.lovelace@example.com"),
         "apple": sign({"kid": rsa_kid, "alg": "RS256"}, {
             "iss": "https://appleid.apple.com",
             "aud": "com.example.idtokenkit",
@@ -130,6 +134,10 @@ def main():
             "name": "Ada Lovelace",
         }, ec_key),
     }
+    # Tokens of other users, so that the verified-token cache scenarios can give each thread tokens of its own.
+    for n in range(1, 9):
+        user = hashlib.sha256(f"bench-user-{n}".encode()).hexdigest()[:28]
+        tokens[f"firebase-user-{n}"] = firebase_token(rsa_key, rsa_kid, user, f"Bench User {n}", f"bench.user.{n}@example.com")
     fixtures = {
         "about": "Benchmark tokens signed with TEST-ONLY keys (bench/tools/make_fixtures.py).",
         "now": IAT + 60,

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import IDTokenKit
 
 /// End-to-end scenarios through IDTokenKit's verifier: the whole pipeline of DESIGN §2 (shape, header, key,
@@ -42,37 +43,67 @@ func verifierScenarios(_ fixtures: Fixtures) throws -> [Scenario] {
 
 /// Tokens seen before: the verifier's ``VerifiedTokenCache`` answers them (the time claims, the key and the
 /// profile's state-dependent rules checked again at `now`), as a backend answers a session's later requests.
-/// The baseline is still the raw RSA or P-256 operation, so the ratio says how many fresh verifications one hit
-/// is worth.
+/// The baseline is still the raw RSA operation, so the ratio says how many fresh verifications one hit is worth.
+///
+/// In `cached-firebase` and `cached-firebase-async` each thread (or task) cycles over four users' tokens of its
+/// own, as threads serving different sessions do (with more than two threads, groups repeat).
+/// `cached-firebase-shared` has every thread present the same token: the worst case, where the threads share
+/// the token's shard lock and the reference counts of the result they are handed.
 func cachedVerifierScenarios(_ fixtures: Fixtures) throws -> [Scenario] {
     let now = Date(timeIntervalSince1970: Double(fixtures.now))
-    func audience(_ name: String) throws -> String {
-        guard let audience = fixtures.audiences[name] else { throw BenchError("no audience for \(name)") }
-        return audience
+    guard let projectID = fixtures.audiences["firebase"] else { throw BenchError("no audience for firebase") }
+    let keys = fixtures.jwks
+    let verifier = try IDTokenVerifier(profile: .firebase(projectID: projectID), keys: keys, cache: .capacity(100_000))
+    let asyncVerifier = try IDTokenVerifier(profile: .firebase(projectID: projectID), keys: StaticKeySource(keys),
+                                            cache: .capacity(100_000))
+    let users = try (1...8).map { try fixtures.token("firebase-user-\($0)") }
+    let shared = try fixtures.token("firebase")
+    for token in users + [shared] {
+        do {
+            _ = try verifier.verify(token, keys: keys, now: now)
+            _ = try asyncVerifier.verify(token, keys: keys, now: now)
+        } catch {
+            throw BenchError("a cached-firebase fixture does not verify: \(error)")
+        }
     }
-    let cases: [(name: String, token: String, profile: Profile, baseline: String)] = [
-        ("cached-firebase", try fixtures.token("firebase"), .firebase(projectID: try audience("firebase")), "raw-rsa2048"),
-        ("cached-oidc-es256", try fixtures.token("oidc-es256"),
-         .oidc(issuers: ["https://issuer.example.com"], audiences: [try audience("oidc-es256")]), "raw-p256"),
+    let groups = ThreadGroups(users, groupSize: 4)
+    return [
+        Scenario(name: "cached-firebase", summary: "IDTokenVerifier.verify(_:keys:now:nonce:) answered by its verified-token cache",
+                 baseline: "raw-rsa2048") {
+            let tokens = groups.next()
+            var index = 0
+            return {
+                index = (index + 1) & 3
+                return (try? verifier.verify(tokens[index], keys: keys, now: now)) != nil
+            }
+        },
+        Scenario(name: "cached-firebase-shared", summary: "the same, every thread presenting the same token",
+                 baseline: "raw-rsa2048") {
+            return { (try? verifier.verify(shared, keys: keys, now: now)) != nil }
+        },
+        Scenario(name: "cached-firebase-async", summary: "IDTokenVerifier.verify(_:now:nonce:) async answered by its verified-token cache",
+                 baseline: "raw-rsa2048") {
+            let tokens = groups.next()
+            let counter = Counter()
+            return { (try? await asyncVerifier.verify(tokens[counter.next() & 3], now: now)) != nil }
+        },
     ]
-    var scenarios = try cases.map { c in
-        let verifier = try IDTokenVerifier(profile: c.profile, keys: fixtures.jwks, cache: .capacity(100_000))
-        let (token, keys) = (c.token, fixtures.jwks)
-        do { _ = try verifier.verify(token, keys: keys, now: now) } catch {
-            throw BenchError("the \(c.name) fixture does not verify: \(error)")
-        }
-        return Scenario(name: c.name, summary: "IDTokenVerifier.verify(_:keys:now:nonce:) answered by its verified-token cache",
-                        baseline: c.baseline) {
-            return { (try? verifier.verify(token, keys: keys, now: now)) != nil }
-        }
+}
+
+/// Hands each new thread the next group of tokens, round robin.
+final class ThreadGroups: Sendable {
+    private let groups: [[String]]
+    private let handed = Atomic<Int>(0)
+
+    init(_ tokens: [String], groupSize: Int) {
+        groups = stride(from: 0, to: tokens.count, by: groupSize).map { Array(tokens[$0..<min($0 + groupSize, tokens.count)]) }
     }
-    let firebase = try fixtures.token("firebase")
-    let asyncVerifier = try IDTokenVerifier(profile: .firebase(projectID: try audience("firebase")),
-                                            keys: StaticKeySource(fixtures.jwks), cache: .capacity(100_000))
-    scenarios.append(Scenario(name: "cached-firebase-async",
-                              summary: "IDTokenVerifier.verify(_:now:nonce:) async answered by its verified-token cache",
-                              baseline: "raw-rsa2048") {
-        return { (try? await asyncVerifier.verify(firebase, now: now)) != nil }
-    })
-    return scenarios
+
+    func next() -> [String] { groups[handed.add(1, ordering: .relaxed).oldValue % groups.count] }
+}
+
+/// A per-task counter (each task owns one; the atomic only satisfies `Sendable`).
+final class Counter: Sendable {
+    private let value = Atomic<Int>(0)
+    func next() -> Int { value.add(1, ordering: .relaxed).oldValue }
 }
