@@ -72,7 +72,7 @@ let package = Package(
             ],
             exclude: ["Fixtures"]
         ),
-        .testTarget(name: "VerifiedTokenCacheTests", dependencies: ["IDTokenKit", "CLibCrypto"]),
+        .testTarget(name: "VerifiedTokenCacheTests", dependencies: ["IDTokenKit", "JOSE", "CLibCrypto"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -47,6 +47,8 @@ public final class VerifiedTokenCache: @unchecked Sendable {
         /// The most tokens to hold (at least 1). The cache holds whole buckets, so its ``capacity`` may come
         /// out slightly lower.
         public var capacity: Int
+        /// Test hook: give every token the same hash, so that all of them meet in one bucket.
+        var collidesForTesting = false
 
         public init(capacity: Int) { self.capacity = capacity }
 
@@ -74,7 +76,7 @@ public final class VerifiedTokenCache: @unchecked Sendable {
     /// Bytes between shards: two cache lines, since adjacent-line prefetchers move lines in pairs.
     private static let shardStride = max(128, (MemoryLayout<Mutex<CacheShard>>.stride + 127) / 128 * 128)
 
-    init(_ configuration: Configuration, profile: Profile, collideForTesting: Bool = false) {
+    init(_ configuration: Configuration, profile: Profile) {
         let requested = max(1, configuration.capacity)
         let ways = min(8, requested)
         // At least 16 buckets per shard, so that rounding down to whole buckets loses under 1/16 of the capacity.
@@ -87,7 +89,7 @@ public final class VerifiedTokenCache: @unchecked Sendable {
         self.capacity = shardCount * buckets * ways
         self.shardMask = shardCount - 1
         self.hash = TokenHash(seed: UInt64.random(in: .min ... .max))
-        self.collideForTesting = collideForTesting
+        self.collideForTesting = configuration.collidesForTesting
         self.leeway = Double(profile.leeway.seconds)
         self.tokenName = profile.provider.tokenName
         self.rechecked = profile.rules.filter { !$0.dependsOnlyOnClaims }
