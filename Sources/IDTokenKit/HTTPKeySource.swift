@@ -103,6 +103,12 @@ public final class HTTPKeySource: KeySource {
         return clock.now() < snapshot.usableUntil ? snapshot.keys : nil
     }
 
+    /// ``currentKeys()`` lent to `body`: the published view is retained once, its key set not copied.
+    public func withCurrentKeys<Result>(_ body: (JWKSet) -> Result) -> Result? {
+        guard let snapshot = published.withLockedValue({ $0 }), clock.now() < snapshot.usableUntil else { return nil }
+        return body(snapshot.keys)
+    }
+
     /// A set to verify with.
     ///
     /// - With a usable set and no `unknownKid` (or one the set has), returns it at once. Without background

@@ -302,6 +302,7 @@ import Testing
             clock.advance(by: 3600)
             #expect(await eventually { !source.status().isRefreshing })
             #expect(source.currentKeys() == nil)
+            #expect(source.withCurrentKeys { _ in true } == nil, "a stale set is not lent either")
             await #expect(throws: TokenError(.keysUnavailable, "")) { try await source.keys(refreshingFor: nil) }
             #expect(log.entries(at: .error).contains { $0.message == "key set fetch failed and no usable keys are cached" })
 
@@ -309,6 +310,7 @@ import Testing
             server.reply(.json(Self.jwksB, headers: [("Cache-Control", "max-age=600")]))
             clock.advance(by: 300)
             #expect(await eventually { source.currentKeys()?.sortedKids == ["test-rsa-2", "test-rsa-3"] })
+            #expect(source.withCurrentKeys { $0.sortedKids } == ["test-rsa-2", "test-rsa-3"])
             #expect(source.status().consecutiveFailures == 0)
             let rotation = try #require(log.entries(at: .info).last)
             #expect(rotation.message == "key set rotated")
