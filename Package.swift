@@ -73,6 +73,7 @@ let package = Package(
             exclude: ["Fixtures"]
         ),
         .testTarget(name: "VerifiedTokenCacheTests", dependencies: ["IDTokenKit", "JOSE", "CLibCrypto"]),
+        .testTarget(name: "ReplayCacheTests", dependencies: ["IDTokenKit"]),
     ],
     swiftLanguageModes: [.v6]
 )
