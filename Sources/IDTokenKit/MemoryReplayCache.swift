@@ -16,8 +16,9 @@ import Synchronization
 /// refuse slightly before the total reaches `capacity` when live tokens spread unevenly; size it with some
 /// headroom: the number of tokens accepted per `exp + leeway` window). When a shard is full of live entries
 /// it refuses the new token with ``TokenError`` code `replayed` and a message saying the cache is full — it
-/// never forgets a live entry, since that would let its token be accepted twice. Memory is about 80–160 bytes
-/// per unit of capacity, allocated up front.
+/// never forgets a live entry, since that would let its token be accepted twice. Each shard's table starts
+/// small and doubles as entries arrive (one pass over that shard per doubling), to at most 64–128 bytes per
+/// unit of capacity.
 ///
 /// **Reclamation without stalls.** Expired entries (`now >= expiresAt`) are reclaimed a couple of slots per
 /// insertion by a cursor that walks each shard's table, and a probe reuses any expired slot it passes. Only
@@ -29,8 +30,8 @@ import Synchronization
 /// it, so callers should pass a clock that does not run backwards by more than the leeway (an audit that
 /// judges records at their own times should feed them roughly in time order).
 ///
-/// The key is the issuer mixed with the 32-byte SHA-256 of the signature segment; digests of any other length
-/// are hashed to 32 bytes first. Keys are assumed to be SHA-256 outputs of signatures that verified, so nobody
+/// The key is the issuer mixed with the SHA-256 of the signature segment; digests other than 32 bytes long are
+/// hashed to 32 bytes first. Keys are assumed to be SHA-256 outputs of signatures that verified, so nobody
 /// can choose them to crowd one shard or one probe sequence.
 public final class MemoryReplayCache: SynchronousReplayCache {
     /// The most entries the cache holds.
@@ -93,13 +94,15 @@ public final class MemoryReplayCache: SynchronousReplayCache {
     }
 }
 
-/// 256 bits identifying one token of one issuer: the signature digest with a hash of the issuer folded into
-/// its first word. Both parts are needed for two keys to match.
+/// 192 bits identifying one token of one issuer: the first 24 bytes of the signature digest, with a hash of the
+/// issuer folded into the first word. Both parts must match for two keys to be equal. 192 bits of SHA-256
+/// output make an accidental match between two distinct tokens far less likely than any hardware fault, and
+/// keep a table slot (key + expiry) at 32 bytes, two to a cache line.
 struct MemoryReplayKey: Equatable {
-    var w0: UInt64, w1: UInt64, w2: UInt64, w3: UInt64
+    var w0: UInt64, w1: UInt64, w2: UInt64
 
-    init(w0: UInt64, w1: UInt64, w2: UInt64, w3: UInt64) {
-        (self.w0, self.w1, self.w2, self.w3) = (w0, w1, w2, w3)
+    init(w0: UInt64, w1: UInt64, w2: UInt64) {
+        (self.w0, self.w1, self.w2) = (w0, w1, w2)
     }
 
     init(_ entry: ReplayEntry) {
@@ -108,8 +111,7 @@ struct MemoryReplayKey: Equatable {
             MemoryReplayKey(
                 w0: bytes.loadUnaligned(fromByteOffset: 0, as: UInt64.self),
                 w1: bytes.loadUnaligned(fromByteOffset: 8, as: UInt64.self),
-                w2: bytes.loadUnaligned(fromByteOffset: 16, as: UInt64.self),
-                w3: bytes.loadUnaligned(fromByteOffset: 24, as: UInt64.self))
+                w2: bytes.loadUnaligned(fromByteOffset: 16, as: UInt64.self))
         }
         w0 ^= Self.issuerTag(entry.issuer)
     }
@@ -159,6 +161,10 @@ enum InsertOutcome: Sendable { case inserted, present, full }
 
 /// An open-addressing hash table with linear probing, at most half full, and backward-shift deletion (no
 /// tombstones, so probe sequences stay short however many entries come and go).
+///
+/// The table starts small and doubles as entries arrive, up to twice the shard's limit: memory follows the
+/// live entries, and a cache sized for a million tokens that holds ten thousand keeps them on a few hundred
+/// pages rather than scattered over tens of megabytes (where every check would miss the TLB).
 private struct ShardTable: ~Copyable {
     struct Slot {
         var key: MemoryReplayKey
@@ -167,12 +173,14 @@ private struct ShardTable: ~Copyable {
     }
 
     static let empty = Int64.min
-    /// Slots examined by the reclamation cursor on each insertion. With a table twice the shard's limit, the
-    /// cursor completes a lap every `limit` insertions.
+    static let initialSize = 16
+    /// Slots examined by the reclamation cursor on each insertion. With a table at least twice the number of
+    /// entries, the cursor completes a lap at most every `size / 2` insertions.
     static let sweepStep = 2
 
-    let slots: UnsafeMutablePointer<Slot>
-    let mask: Int
+    private var slots: UnsafeMutablePointer<Slot>
+    private var mask: Int
+    private let maximumSize: Int
     let limit: Int
     private(set) var count = 0
     /// Where the reclamation cursor stands.
@@ -187,15 +195,29 @@ private struct ShardTable: ~Copyable {
         var size = 2
         while size < 2 * limit { size *= 2 }
         self.limit = limit
-        self.mask = size - 1
-        self.slots = .allocate(capacity: size)
-        self.slots.initialize(repeating: Slot(key: MemoryReplayKey(w0: 0, w1: 0, w2: 0, w3: 0), expiresAt: Self.empty),
-                              count: size)
+        self.maximumSize = size
+        let initial = min(size, Self.initialSize)
+        self.mask = initial - 1
+        self.slots = Self.allocate(initial)
     }
 
-    deinit { slots.deallocate() }
+    deinit { UnsafeMutableRawPointer(slots).deallocate() }
+
+    /// A table of `size` free slots, aligned to a cache line so that no 32-byte slot straddles two lines.
+    private static func allocate(_ size: Int) -> UnsafeMutablePointer<Slot> {
+        let slots = UnsafeMutableRawPointer.allocate(byteCount: size * MemoryLayout<Slot>.stride, alignment: 64)
+            .bindMemory(to: Slot.self, capacity: size)
+        slots.initialize(repeating: Slot(key: MemoryReplayKey(w0: 0, w1: 0, w2: 0), expiresAt: empty), count: size)
+        return slots
+    }
 
     @inline(__always) private func home(_ key: MemoryReplayKey) -> Int { Int(truncatingIfNeeded: key.w0) & mask }
+
+    @inline(__always) private func freeSlot(for key: MemoryReplayKey) -> Int {
+        var index = home(key)
+        while slots[index].expiresAt != Self.empty { index = (index + 1) & mask }
+        return index
+    }
 
     mutating func insert(_ key: MemoryReplayKey, expiresAt: Int64, now: Int64) -> InsertOutcome {
         var index = home(key)
@@ -221,8 +243,11 @@ private struct ShardTable: ~Copyable {
         if count >= limit {
             guard reclaimOne(now: now) else { return .full }
             // Deletions shift entries backwards, so look for the free slot again.
-            index = home(key)
-            while slots[index].expiresAt != Self.empty { index = (index + 1) & mask }
+            index = freeSlot(for: key)
+        }
+        if 2 * (count + 1) > mask + 1 {
+            grow(now: now)
+            index = freeSlot(for: key)
         }
         slots[index] = Slot(key: key, expiresAt: expiresAt)
         count += 1
@@ -234,6 +259,29 @@ private struct ShardTable: ~Copyable {
     private mutating func noteStored(_ expiresAt: Int64) {
         if expiresAt < earliestExpiry { earliestExpiry = expiresAt }
         if expiresAt < lapMinimum { lapMinimum = expiresAt }
+    }
+
+    /// Doubles the table (never past twice the limit, where the limit keeps it at most half full anyway),
+    /// leaving expired entries behind. Costs one pass over the shard, once per doubling.
+    private mutating func grow(now: Int64) {
+        let oldSlots = slots, oldSize = mask + 1
+        let newSize = min(oldSize * 2, maximumSize)
+        guard newSize > oldSize else { return }
+        slots = Self.allocate(newSize)
+        mask = newSize - 1
+        count = 0
+        earliestExpiry = Int64.max
+        for index in 0..<oldSize {
+            let slot = oldSlots[index]
+            guard slot.expiresAt != Self.empty, slot.expiresAt > now else { continue }
+            slots[freeSlot(for: slot.key)] = slot
+            count += 1
+            if slot.expiresAt < earliestExpiry { earliestExpiry = slot.expiresAt }
+        }
+        UnsafeMutableRawPointer(oldSlots).deallocate()
+        // A new lap starts with every entry accounted for in `earliestExpiry`.
+        cursor = 0
+        lapMinimum = Int64.max
     }
 
     /// Moves the cursor until one expired entry is gone, or until the cursor has shown that none is (within two

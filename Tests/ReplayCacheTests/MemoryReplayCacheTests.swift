@@ -139,14 +139,16 @@ func entry(_ token: Int, issuer: String = "https://securetoken.google.com/demo",
     }
 
     @Test func theCursorReclaimsExpiredEntriesBeforeTheCacheFills() throws {
-        let cache = MemoryReplayCache(capacity: 8192, shardCount: 1)
-        for token in 0..<2000 { _ = try cache.insertIfAbsentNow(entry(token, expiresAt: now + 10), now: now) }
-        #expect(cache.count == 2000)
-        for token in 2000..<8000 { #expect(try cache.insertIfAbsentNow(entry(token, expiresAt: now + 100), now: now + 20)) }
-        // Never full, so only the per-insertion cursor and probe reuse can have removed the 2,000 dead entries;
-        // 6,000 insertions move the cursor over most of the 16,384-slot table.
-        #expect(cache.count < 7500)
-        #expect(cache.count >= 6000)
+        let cache = MemoryReplayCache(capacity: 4096, shardCount: 1)
+        // 2,100 live entries take the table to its largest size (8,192 slots), so it will not grow again.
+        for token in 0..<2100 { #expect(try cache.insertIfAbsentNow(entry(token, expiresAt: now + 1000), now: now)) }
+        for token in 2100..<3100 { #expect(try cache.insertIfAbsentNow(entry(token, expiresAt: now + 10), now: now)) }
+        #expect(cache.count == 3100)
+        // 900 more at now+20: the cache never fills (3,100 + 900 < 4,096), so only the per-insertion cursor and
+        // probes that reuse a dead slot can remove any of the 1,000 expired entries.
+        for token in 3100..<4000 { #expect(try cache.insertIfAbsentNow(entry(token, expiresAt: now + 1000), now: now + 20)) }
+        #expect(cache.count < 3900)
+        #expect(cache.count >= 3000)
     }
 
     /// The table against a plain dictionary model, with keys crafted to share home slots so that clusters
