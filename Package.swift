@@ -7,6 +7,7 @@ let package = Package(
     products: [
         .library(name: "JOSE", targets: ["JOSE"]),
         .library(name: "IDTokenKit", targets: ["IDTokenKit"]),
+        .library(name: "IDTokenKitRedis", targets: ["IDTokenKitRedis"]),
         .executable(name: "idtoken", targets: ["idtoken"]),
         .executable(name: "idtoken-bench", targets: ["idtoken-bench"]),
     ],
@@ -27,6 +28,11 @@ let package = Package(
             pkgConfig: "jansson",
             providers: [.apt(["libjansson-dev"]), .brew(["jansson"])]
         ),
+        .systemLibrary(
+            name: "CHiredis",
+            pkgConfig: "hiredis",
+            providers: [.apt(["libhiredis-dev"]), .brew(["hiredis"])]
+        ),
         .target(name: "JOSE", dependencies: ["CLibCrypto", "CJansson"]),
         .target(
             name: "IDTokenKit",
@@ -38,6 +44,10 @@ let package = Package(
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ]
+        ),
+        .target(
+            name: "IDTokenKitRedis",
+            dependencies: ["IDTokenKit", "CHiredis", .product(name: "Logging", package: "swift-log")]
         ),
         .executableTarget(
             name: "idtoken",
@@ -74,6 +84,11 @@ let package = Package(
         ),
         .testTarget(name: "VerifiedTokenCacheTests", dependencies: ["IDTokenKit", "JOSE", "CLibCrypto"]),
         .testTarget(name: "ReplayCacheTests", dependencies: ["IDTokenKit"]),
+        .executableTarget(name: "replay-probe", dependencies: ["IDTokenKitRedis"], path: "Tests/ReplayProbe"),
+        .testTarget(
+            name: "RedisReplayCacheTests",
+            dependencies: ["IDTokenKitRedis", "replay-probe", .product(name: "Logging", package: "swift-log")]
+        ),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,0 +1,213 @@
+import Dispatch
+@_exported import IDTokenKit
+import Logging
+import Synchronization
+
+/// A replay cache on Redis, shared by every process and host that points at the same server (DESIGN §6).
+///
+/// ```swift
+/// let replay = try RedisReplayCache(url: "redis://:secret@10.0.0.5:6379/2")
+/// guard try await replay.insertIfAbsent(entry, now: now) else { /* a replay: refuse the token */ }
+/// ```
+///
+/// Each check is one `SET <key> 1 NX PXAT <(exp + leeway) × 1000>`: Redis stores the key only if it is absent,
+/// atomically, so when any number of processes present the same token at once exactly one gets `OK` (accept)
+/// and the others get nil (a replay); Redis forgets the key when the token could no longer be accepted anyway.
+/// See ``key(for:prefix:)`` for the key layout. PXAT needs Redis 6.2 or later (``RedisReplayCacheConfiguration/Expiry/relativeToNow``
+/// uses PX, which older servers have).
+///
+/// **Connections.** A bounded pool (``RedisReplayCacheConfiguration/poolSize``) of blocking hiredis
+/// connections, with connect and command timeouts; a connection that fails is dropped and the next check
+/// reconnects. ``insertIfAbsent(_:now:)`` runs the blocking call on a dispatch queue of its own, never on the
+/// Swift concurrency pool; ``insertIfAbsentNow(_:now:)`` blocks the calling thread, for batch work.
+///
+/// **When Redis is unavailable** (unreachable, timing out, answering errors) the ``RedisReplayCacheConfiguration/FailureMode``
+/// decides: `reject` (the default) throws ``TokenError`` with code `replayed` and a message that says the
+/// replay store is unavailable (DESIGN §3 has no separate code: the token is refused for want of a replay
+/// check); `allow` accepts the token unchecked. Either way the outage is logged: an error (reject) or warning
+/// (allow) at the first failed check and then at most once a second with the number of checks affected, and a
+/// notice when Redis answers again. Entries are whatever the Redis server keeps: a server restarted without
+/// persistence has forgotten the tokens it saw.
+public final class RedisReplayCache: SynchronousReplayCache {
+    public let configuration: RedisReplayCacheConfiguration
+    private let pool: RedisConnectionPool
+    private let logger: Logger
+    private let outage = Mutex(OutageLog())
+    /// Read on every successful check, written only when an outage starts or ends.
+    private let isDown = Atomic<Bool>(false)
+
+    /// Blocking Redis calls for the async API wait here, off the cooperative thread pool.
+    private static let blockingQueue = DispatchQueue(label: "IDTokenKitRedis.RedisReplayCache", attributes: .concurrent)
+
+    /// Creates a cache; no connection is opened until the first check.
+    public init(configuration: RedisReplayCacheConfiguration,
+                logger: Logger = Logger(label: "IDTokenKitRedis.RedisReplayCache")) {
+        self.configuration = configuration
+        self.pool = RedisConnectionPool(configuration: configuration)
+        self.logger = logger
+    }
+
+    /// Creates a cache from a `redis://[[username]:password@]host[:port][/database]` URL
+    /// (see ``RedisReplayCacheConfiguration/init(url:)``).
+    public convenience init(url: String, failureMode: RedisReplayCacheConfiguration.FailureMode = .reject,
+                            expiry: RedisReplayCacheConfiguration.Expiry = .absolute,
+                            logger: Logger = Logger(label: "IDTokenKitRedis.RedisReplayCache")) throws(RedisConfigurationError) {
+        var configuration = try RedisReplayCacheConfiguration(url: url)
+        configuration.failureMode = failureMode
+        configuration.expiry = expiry
+        self.init(configuration: configuration, logger: logger)
+    }
+
+    /// Records `entry` in Redis unless it is there already; waits on a dedicated queue, not on the caller's.
+    ///
+    /// - Returns: `true` for a first sighting (accept), `false` for a replay. An entry whose `expiresAt` is
+    ///   already `<= now` is not sent and gives `true`: its token is expired and cannot be accepted anyway.
+    /// - Throws: ``TokenError`` code `replayed` when Redis is unavailable and the failure mode is `reject`.
+    public func insertIfAbsent(_ entry: ReplayEntry, now: Int64) async throws(TokenError) -> Bool {
+        guard entry.expiresAt > now else { return true }
+        let outcome = await withCheckedContinuation { (continuation: CheckedContinuation<Result<Bool, TokenError>, Never>) in
+            Self.blockingQueue.async {
+                continuation.resume(returning: Result { () throws(TokenError) -> Bool in
+                    try self.insertIfAbsentNow(entry, now: now)
+                })
+            }
+        }
+        return try outcome.get()
+    }
+
+    /// Records `entry` in Redis unless it is there already, blocking the calling thread for the round trip.
+    /// Same results as ``insertIfAbsent(_:now:)``.
+    public func insertIfAbsentNow(_ entry: ReplayEntry, now: Int64) throws(TokenError) -> Bool {
+        guard entry.expiresAt > now else { return true }
+        let command = setCommand(for: entry, now: now)
+        let reply: RedisReply
+        do {
+            reply = try pool.withConnection { connection throws(RedisFailure) in try connection.command(command) }
+        } catch {
+            return try unavailable(error.description)
+        }
+        switch reply {
+        case .status("OK"):
+            noteAnswered()
+            return true
+        case .null:
+            noteAnswered()
+            return false
+        case .error(let message):
+            return try unavailable("Redis answered SET with an error: \(message)")
+        default:
+            return try unavailable("Redis answered SET with \(reply), not OK or nil")
+        }
+    }
+
+    // MARK: Keys
+
+    /// The Redis key for `entry`: `<prefix><issuer hash>:<signature digest>`, where the issuer hash is the
+    /// first 16 bytes of SHA-256 of the issuer's UTF-8 bytes and the digest is the entry's signature digest,
+    /// both in lowercase hex. For example
+    /// `idtk:replay:9b5cd3c36e1e3e6e2b0c1f0a4a8dfb3f:1d3f…` (64 hex digits after the colon). A fixed-length,
+    /// printable key whatever the issuer, so that `redis-cli --scan --pattern 'idtk:replay:*'` lists them all.
+    public static func key(for entry: ReplayEntry, prefix: String) -> String {
+        String(decoding: keyBytes(for: entry, prefix: prefix), as: UTF8.self)
+    }
+
+    static func keyBytes(for entry: ReplayEntry, prefix: String) -> [UInt8] {
+        var key = Array(prefix.utf8)
+        key.reserveCapacity(key.count + 32 + 1 + 2 * entry.signatureDigest.count)
+        appendHex(SHA256.hash(Array(entry.issuer.utf8)).prefix(16), to: &key)
+        key.append(UInt8(ascii: ":"))
+        appendHex(entry.signatureDigest, to: &key)
+        return key
+    }
+
+    private static func appendHex(_ bytes: some Sequence<UInt8>, to output: inout [UInt8]) {
+        let digits = Array("0123456789abcdef".utf8)
+        for byte in bytes {
+            output.append(digits[Int(byte >> 4)])
+            output.append(digits[Int(byte & 0x0F)])
+        }
+    }
+
+    /// Unix seconds at the end of year 9999: later expiries are clamped, so that the milliseconds stay far
+    /// inside what Redis accepts.
+    static let latestExpiry: Int64 = 253_402_300_799
+
+    func setCommand(for entry: ReplayEntry, now: Int64) -> [[UInt8]] {
+        let key = Self.keyBytes(for: entry, prefix: configuration.keyPrefix)
+        let expiresAt = min(entry.expiresAt, Self.latestExpiry)
+        switch configuration.expiry {
+        case .absolute:
+            return [Array("SET".utf8), key, [UInt8(ascii: "1")], Array("NX".utf8), Array("PXAT".utf8),
+                    Array(String(expiresAt * 1000).utf8)]
+        case .relativeToNow:
+            let milliseconds = (expiresAt - max(now, 0)) * 1000
+            return [Array("SET".utf8), key, [UInt8(ascii: "1")], Array("NX".utf8), Array("PX".utf8),
+                    Array(String(milliseconds).utf8)]
+        }
+    }
+
+    // MARK: Outages
+
+    private struct OutageLog {
+        var lastLogged: ContinuousClock.Instant?
+        var unloggedChecks = 0
+        var affectedChecks = 0
+    }
+
+    /// Applies the failure mode to a check Redis could not answer, and logs the outage without flooding.
+    private func unavailable(_ reason: String) throws(TokenError) -> Bool {
+        let mode = configuration.failureMode
+        let now = ContinuousClock.now
+        let report: (first: Bool, checks: Int)? = outage.withLock { log in
+            log.affectedChecks += 1
+            let first = !isDown.load(ordering: .relaxed)
+            if first { isDown.store(true, ordering: .relaxed) }
+            if !first, let last = log.lastLogged, last.duration(to: now) < .seconds(1) {
+                log.unloggedChecks += 1
+                return nil
+            }
+            defer { log.lastLogged = now; log.unloggedChecks = 0 }
+            return (first, log.unloggedChecks + 1)
+        }
+        if let report {
+            let metadata: Logger.Metadata = [
+                "replay_store": "\(configuration.displayAddress)",
+                "failure_mode": "\(mode.rawValue)",
+                "reason": "\(reason)",
+                "checks": "\(report.checks)",
+            ]
+            let action = mode == .reject ? "refusing tokens" : "accepting tokens without a replay check"
+            let message: Logger.Message = report.first
+                ? "replay store unavailable: \(action) (failure mode \(mode.rawValue))"
+                : "replay store still unavailable: \(action) (failure mode \(mode.rawValue))"
+            logger.log(level: mode == .reject ? .error : .warning, message, metadata: metadata)
+        }
+        switch mode {
+        case .allow:
+            return true
+        case .reject:
+            let address = configuration.displayAddress
+            throw TokenError(.replayed,
+                "the replay store \(address) is unavailable (\(reason)), so this token's replay check cannot be made; "
+                + "it is refused because the failure mode is reject. Check that Redis is running and reachable, "
+                + "or choose the allow failure mode to accept tokens unchecked during outages")
+        }
+    }
+
+    private func noteAnswered() {
+        guard isDown.load(ordering: .relaxed) else { return }
+        let affected: Int? = outage.withLock { log in
+            guard isDown.load(ordering: .relaxed) else { return nil }
+            isDown.store(false, ordering: .relaxed)
+            defer { log = OutageLog() }
+            return log.affectedChecks
+        }
+        if let affected {
+            logger.notice("replay store reachable again", metadata: [
+                "replay_store": "\(configuration.displayAddress)",
+                "failure_mode": "\(configuration.failureMode.rawValue)",
+                "checks_during_outage": "\(affected)",
+            ])
+        }
+    }
+}

@@ -1,0 +1,166 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+@testable import IDTokenKitRedis
+
+/// A real `redis-server` for one test: started on a free loopback port with a temporary directory and no
+/// persistence, stopped (and its directory removed) by ``stop()`` or at deinit.
+final class RedisServerProcess: @unchecked Sendable {
+    struct Unavailable: Error, CustomStringConvertible { let description: String }
+
+    private(set) var port: Int
+    let directory: URL
+    /// The password the tests' own commands authenticate with, once a test has set one (`CONFIG SET requirepass`).
+    var password: String?
+    private var process: Process?
+
+    var url: String { "redis://127.0.0.1:\(port)" }
+
+    /// Starts a server on a port nobody is listening on, and waits until it answers PING.
+    init() throws {
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("idtk-redis-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        port = try Self.freeLoopbackPort()
+        // Another program may take the port between our probe and Redis's bind: try a few.
+        for attempt in 1... {
+            do {
+                try start()
+                return
+            } catch where attempt < 5 {
+                port = try Self.freeLoopbackPort()
+            }
+        }
+    }
+
+    deinit {
+        stop()
+        try? FileManager.default.removeItem(at: directory)
+    }
+
+    /// Starts the server again on the same port (after ``stop()``).
+    func start() throws {
+        guard let executable = Self.findExecutable("redis-server") else {
+            throw Unavailable(description: "redis-server is not on PATH: these tests need a real Redis. Install the "
+                + "Debian package redis-server (scripts/test installs it when missing), or put redis-server on PATH.")
+        }
+        let process = Process()
+        process.executableURL = executable
+        process.arguments = [
+            "--port", String(port), "--bind", "127.0.0.1", "--dir", directory.path,
+            "--save", "", "--appendonly", "no", "--daemonize", "no",
+            "--logfile", directory.appendingPathComponent("redis.log").path,
+        ]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        self.process = process
+        let deadline = Date().addingTimeInterval(10)
+        while Date() < deadline {
+            if (try? command(["PING"])) == .status("PONG") { return }
+            guard process.isRunning else { break }
+            usleep(20_000)
+        }
+        let log = (try? String(contentsOf: directory.appendingPathComponent("redis.log"), encoding: .utf8)) ?? ""
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        process.waitUntilExit()
+        self.process = nil
+        throw Unavailable(description: "redis-server on port \(port) did not answer PING within 10 s. Its log:\n\(log)")
+    }
+
+    /// Stops the server and waits until it has exited.
+    ///
+    /// `SHUTDOWN NOSAVE` rather than SIGTERM: a child started from a libdispatch worker thread inherits that
+    /// thread's signal mask, in which SIGTERM is blocked. SIGKILL, which nothing can block, if Redis lingers.
+    func stop() {
+        guard let process else { return }
+        self.process = nil
+        guard process.isRunning else { return }
+        _ = try? command(["SHUTDOWN", "NOSAVE"])
+        let deadline = Date().addingTimeInterval(5)
+        while process.isRunning && Date() < deadline { usleep(10_000) }
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        process.waitUntilExit()
+    }
+
+    /// Sends one command on a fresh connection, for the tests' own inspection (EXISTS, PTTL, PING…).
+    func command(_ arguments: [String]) throws -> RedisReply {
+        let connection = try RedisConnection(host: "127.0.0.1", port: port, connectTimeoutMilliseconds: 500,
+                                             commandTimeoutMilliseconds: 2000, username: nil, password: password, database: 0)
+        return try connection.command(arguments.map { Array($0.utf8) })
+    }
+
+    static func findExecutable(_ name: String) -> URL? {
+        let path = ProcessInfo.processInfo.environment["PATH"] ?? ""
+        for directory in path.split(separator: ":").map(String.init) + ["/usr/bin", "/usr/sbin", "/usr/local/bin"] {
+            let candidate = URL(fileURLWithPath: directory).appendingPathComponent(name)
+            if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
+        }
+        return nil
+    }
+
+    /// Asks the kernel for a free port by binding port 0 on 127.0.0.1.
+    static func freeLoopbackPort() throws -> Int {
+        #if canImport(Glibc)
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        #else
+        let fd = socket(AF_INET, SOCK_STREAM, 0)
+        #endif
+        guard fd >= 0 else { throw Unavailable(description: "socket() failed: \(errno)") }
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = 0
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) }
+        }
+        guard bound == 0 else { throw Unavailable(description: "bind() failed: \(errno)") }
+        var actual = sockaddr_in()
+        var actualLength = length
+        _ = withUnsafeMutablePointer(to: &actual) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &actualLength) }
+        }
+        return Int(UInt16(bigEndian: actual.sin_port))
+    }
+}
+
+/// A loopback TCP socket that listens but never accepts: connections complete in the kernel's backlog and
+/// then hear nothing.
+final class SilentListener {
+    let port: Int
+    private let fd: Int32
+
+    init() throws {
+        #if canImport(Glibc)
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        #else
+        let fd = socket(AF_INET, SOCK_STREAM, 0)
+        #endif
+        guard fd >= 0 else { throw RedisServerProcess.Unavailable(description: "socket() failed: \(errno)") }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = 0
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) }
+        }
+        guard bound == 0, listen(fd, 16) == 0 else {
+            close(fd)
+            throw RedisServerProcess.Unavailable(description: "cannot listen on loopback: \(errno)")
+        }
+        var actual = sockaddr_in()
+        var actualLength = length
+        _ = withUnsafeMutablePointer(to: &actual) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &actualLength) }
+        }
+        self.fd = fd
+        self.port = Int(UInt16(bigEndian: actual.sin_port))
+    }
+
+    deinit { close(fd) }
+}

@@ -1,0 +1,32 @@
+import Foundation
+import Synchronization
+
+/// Runs `body(threadIndex)` on `threads` OS threads that wait at a common gate and start together, so that
+/// they race on the same entries; returns each thread's result in thread order.
+func raceOnThreads<Result: Sendable>(_ threads: Int, _ body: @escaping @Sendable (Int) -> Result) -> [Result] {
+    let results = Mutex<[Int: Result]>([:])
+    let done = DispatchGroup()
+    let gate = Gate()
+    for index in 0..<threads {
+        done.enter()
+        let thread = Thread {
+            gate.arrive(total: threads)
+            let result = body(index)
+            results.withLock { $0[index] = result }
+            done.leave()
+        }
+        thread.start()
+    }
+    done.wait()
+    return results.withLock { all in (0..<threads).map { all[$0]! } }
+}
+
+/// A start line: every thread spins until all have arrived.
+final class Gate: Sendable {
+    private let arrived = Atomic<Int>(0)
+
+    func arrive(total: Int) {
+        arrived.add(1, ordering: .acquiringAndReleasing)
+        while arrived.load(ordering: .acquiring) < total { sched_yield() }
+    }
+}
