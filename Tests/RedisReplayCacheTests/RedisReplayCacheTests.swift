@@ -182,6 +182,32 @@ func unixNow() -> Int64 { Int64(Date().timeIntervalSince1970) }
         #expect(logs.contains(level: .notice, "replay store reachable again"))
     }
 
+    /// Writing to a connection whose server has gone raises SIGPIPE, which would end the process; the command
+    /// must fail instead. A large command keeps hiredis writing after the peer's reset. It runs on a thread
+    /// with SIGPIPE unblocked, as an application's own threads have it (the test runner's threads block it).
+    @Test func aWriteToAVanishedServerFailsWithoutSIGPIPE() throws {
+        let server = try RedisServerProcess()
+        let connection = try RedisConnection(host: "127.0.0.1", port: server.port, connectTimeoutMilliseconds: 500,
+                                             commandTimeoutMilliseconds: 2000, username: nil, password: nil, database: 0)
+        #expect(try connection.command([Array("PING".utf8)]) == .status("PONG"))
+        server.stop()
+        let large = [UInt8](repeating: UInt8(ascii: "x"), count: 16 << 20)
+        let outcome = raceOnThreads(1) { _ -> String in
+            var sigpipe = sigset_t()
+            sigemptyset(&sigpipe)
+            sigaddset(&sigpipe, SIGPIPE)
+            pthread_sigmask(SIG_UNBLOCK, &sigpipe, nil)
+            do {
+                _ = try connection.command([Array("SET".utf8), Array("k".utf8), large])
+                return "answered"
+            } catch {
+                return "failed: \(error)"
+            }
+        }
+        #expect(outcome[0].hasPrefix("failed"), "\(outcome[0])")
+        #expect(connection.isBroken)
+    }
+
     @Test func anUnreachableServerFollowsTheFailureModeFromTheStart() throws {
         let port = try RedisServerProcess.freeLoopbackPort()
         let rejecting = try RedisReplayCache(url: "redis://127.0.0.1:\(port)")
