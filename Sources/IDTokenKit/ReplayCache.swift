@@ -3,6 +3,10 @@ public struct ReplayEntry: Sendable, Hashable {
     /// The token's issuer (`iss`).
     public let issuer: String
     /// SHA-256 of the token's signature segment (the base64url text as received).
+    ///
+    /// Whoever builds the entry must make this digest the same for every acceptable form of one token: an
+    /// ECDSA signature `(r, s)` also verifies as `(r, n − s)`, so for ES256 the digest must be taken over a
+    /// canonical form (low `s`) — or over the signing input — or one token could be accepted twice.
     public let signatureDigest: [UInt8]
     /// Unix time, in seconds, after which the entry may be forgotten: the token's `exp` plus the leeway.
     public let expiresAt: Int64
@@ -15,6 +19,9 @@ public struct ReplayEntry: Sendable, Hashable {
 }
 
 /// Remembers the tokens that have been accepted, so that each is accepted once (DESIGN §6).
+///
+/// Implementations: ``MemoryReplayCache`` (this process) and, in the `IDTokenKitRedis` product,
+/// `RedisReplayCache` (shared by every process and host using one Redis).
 ///
 /// The verifier consults it last, after every other check passed, so that a token that fails anything else
 /// never takes a slot. Implementations must be exactly-once under concurrency: when two callers present the
