@@ -18,7 +18,7 @@ import Synchronization
 ///
 /// **Connections.** A bounded pool (``RedisReplayCacheConfiguration/poolSize``) of blocking hiredis
 /// connections, with connect and command timeouts; a connection that fails is dropped and the next check
-/// reconnects. ``insertIfAbsent(_:now:)`` runs the blocking call on a dispatch queue of its own, never on the
+/// reconnects. ``insertIfAbsent(_:now:)`` runs the blocking call on dispatch queues of its own, never on the
 /// Swift concurrency pool; ``insertIfAbsentNow(_:now:)`` blocks the calling thread, for batch work.
 ///
 /// **When Redis is unavailable** (unreachable, timing out, answering errors) the ``RedisReplayCacheConfiguration/FailureMode``
@@ -36,8 +36,11 @@ public final class RedisReplayCache: SynchronousReplayCache {
     /// Read on every successful check, written only when an outage starts or ends.
     private let isDown = Atomic<Bool>(false)
 
-    /// Blocking Redis calls for the async API wait here, off the cooperative thread pool.
-    private static let blockingQueue = DispatchQueue(label: "IDTokenKitRedis.RedisReplayCache", attributes: .concurrent)
+    /// Blocking Redis calls for the async API wait on these, off the cooperative thread pool: one serial queue
+    /// per pooled connection, taken in turn. Serial queues get a thread of their own when busy, where a
+    /// concurrent queue would run only about as many blocking calls at once as there are CPUs.
+    private let blockingQueues: [DispatchQueue]
+    private let nextQueue = Atomic<Int>(0)
 
     /// Creates a cache; no connection is opened until the first check.
     public init(configuration: RedisReplayCacheConfiguration,
@@ -45,6 +48,9 @@ public final class RedisReplayCache: SynchronousReplayCache {
         self.configuration = configuration
         self.pool = RedisConnectionPool(configuration: configuration)
         self.logger = logger
+        self.blockingQueues = (0..<max(1, configuration.poolSize)).map {
+            DispatchQueue(label: "IDTokenKitRedis.RedisReplayCache.\($0)")
+        }
     }
 
     /// Creates a cache from a `redis://[[username]:password@]host[:port][/database]` URL
@@ -66,7 +72,8 @@ public final class RedisReplayCache: SynchronousReplayCache {
     public func insertIfAbsent(_ entry: ReplayEntry, now: Int64) async throws(TokenError) -> Bool {
         guard entry.expiresAt > now else { return true }
         let outcome = await withCheckedContinuation { (continuation: CheckedContinuation<Result<Bool, TokenError>, Never>) in
-            Self.blockingQueue.async {
+            let turn = nextQueue.wrappingAdd(1, ordering: .relaxed).oldValue
+            blockingQueues[Int(UInt(bitPattern: turn) % UInt(blockingQueues.count))].async {
                 continuation.resume(returning: Result { () throws(TokenError) -> Bool in
                     try self.insertIfAbsentNow(entry, now: now)
                 })
