@@ -106,7 +106,7 @@ struct MemoryReplayKey: Equatable {
     }
 
     init(_ entry: ReplayEntry) {
-        let digest = entry.signatureDigest.count == 32 ? entry.signatureDigest : SHA256.hash(entry.signatureDigest)
+        let digest = entry.tokenDigest.count == 32 ? entry.tokenDigest : SHA256.hash(entry.tokenDigest)
         self = digest.withUnsafeBytes { bytes in
             MemoryReplayKey(
                 w0: bytes.loadUnaligned(fromByteOffset: 0, as: UInt64.self),

@@ -2,18 +2,19 @@
 public struct ReplayEntry: Sendable, Hashable {
     /// The token's issuer (`iss`).
     public let issuer: String
-    /// SHA-256 of the token's signature segment (the base64url text as received).
+    /// SHA-256 of what the issuer signed: the token's `header.payload` bytes as received.
     ///
-    /// Whoever builds the entry must make this digest the same for every acceptable form of one token: an
-    /// ECDSA signature `(r, s)` also verifies as `(r, n − s)`, so for ES256 the digest must be taken over a
-    /// canonical form (low `s`) — or over the signing input — or one token could be accepted twice.
-    public let signatureDigest: [UInt8]
+    /// It must be the same for every acceptable form of one token. The signature segment is not: an ECDSA
+    /// signature `(r, s)` also verifies as `(r, n − s)`, so anyone holding an ES256 token can make a second,
+    /// different-looking copy that verifies, and a cache keyed on the signature would accept both. The signed
+    /// content cannot be changed without breaking the signature, whatever the algorithm.
+    public let tokenDigest: [UInt8]
     /// Unix time, in seconds, after which the entry may be forgotten: the token's `exp` plus the leeway.
     public let expiresAt: Int64
 
-    public init(issuer: String, signatureDigest: [UInt8], expiresAt: Int64) {
+    public init(issuer: String, tokenDigest: [UInt8], expiresAt: Int64) {
         self.issuer = issuer
-        self.signatureDigest = signatureDigest
+        self.tokenDigest = tokenDigest
         self.expiresAt = expiresAt
     }
 }

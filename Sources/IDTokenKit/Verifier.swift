@@ -134,10 +134,11 @@ public struct IDTokenVerifier: Sendable {
         return (VerifiedToken(provider: profile.provider, algorithm: key.algorithm, header: jws.header, claims: claims), exp)
     }
 
-    /// The replay-cache key: the issuer and the SHA-256 of the signature segment, kept until `exp` + leeway.
+    /// The replay-cache key: the issuer and the SHA-256 of the signed `header.payload` (not of the signature,
+    /// which ECDSA lets anyone re-form; see ``ReplayEntry/tokenDigest``), kept until `exp` + leeway.
     private func replayEntry(_ jws: CompactJWS, issuer: JSONValue?, exp: Double) -> ReplayEntry {
-        let digest = SHA256.hash(jws.signatureSegment.utf8)
-        return ReplayEntry(issuer: issuer?.string ?? "", signatureDigest: digest, expiresAt: Int64((exp + leeway).rounded(.up)))
+        let digest = SHA256.hash(jws.signingInput.utf8)
+        return ReplayEntry(issuer: issuer?.string ?? "", tokenDigest: digest, expiresAt: Int64((exp + leeway).rounded(.up)))
     }
 
     private func replayed(_ entry: ReplayEntry) -> TokenError {

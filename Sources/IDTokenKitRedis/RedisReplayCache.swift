@@ -120,10 +120,10 @@ public final class RedisReplayCache: SynchronousReplayCache {
 
     static func keyBytes(for entry: ReplayEntry, prefix: String) -> [UInt8] {
         var key = Array(prefix.utf8)
-        key.reserveCapacity(key.count + 32 + 1 + 2 * entry.signatureDigest.count)
+        key.reserveCapacity(key.count + 32 + 1 + 2 * entry.tokenDigest.count)
         appendHex(SHA256.hash(Array(entry.issuer.utf8)).prefix(16), to: &key)
         key.append(UInt8(ascii: ":"))
-        appendHex(entry.signatureDigest, to: &key)
+        appendHex(entry.tokenDigest, to: &key)
         return key
     }
 

@@ -65,7 +65,7 @@ import Testing
         #expect(source.refreshes == [nil])
     }
 
-    @Test func replayEntryIsIssuerAndSignatureDigest() async throws {
+    @Test func replayEntryIsIssuerAndSignedContentDigest() async throws {
         let v = try Self.vector("facebook/valid")
         let cache = TestReplayCache()
         let verifier = try IDTokenVerifier(profile: v.profile, keys: v.keys, replayCache: cache)
@@ -73,10 +73,38 @@ import Testing
         let entry = try #require(cache.recorded.first)
         #expect(cache.recorded.count == 1)
         #expect(entry.issuer == "https://www.facebook.com")
-        let signature = String(v.token.split(separator: ".")[2])
-        #expect(entry.signatureDigest == SHA256.hash(utf8: signature))
+        let parts = v.token.split(separator: ".")
+        #expect(entry.tokenDigest == SHA256.hash(utf8: "\(parts[0]).\(parts[1])"))
         #expect(entry.expiresAt == Int64(token.expiresAt) + 60)
         await #expect(throws: TokenError(.replayed, "")) { try await verifier.verify(v.token, now: v.at) }
+    }
+
+    /// An ECDSA signature (r, s) also verifies as (r, n − s). Re-forming the signature of an accepted ES256 token
+    /// must not make it new to the replay cache.
+    @Test func aReformedECDSASignatureIsStillAReplay() async throws {
+        let v = try Self.vector("oidc/valid")
+        let parts = v.token.split(separator: ".").map(String.init)
+        let raw = try #require(Base64URL.decode(parts[2]))
+        #expect(raw.count == 64)
+        // n − s over P-256's group order, big-endian.
+        let n: [UInt8] = [0xFF, 0xFF, 0xFF, 0xFF, 0x00, 0x00, 0x00, 0x00, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF,
+                          0xBC, 0xE6, 0xFA, 0xAD, 0xA7, 0x17, 0x9E, 0x84, 0xF3, 0xB9, 0xCA, 0xC2, 0xFC, 0x63, 0x25, 0x51]
+        var negated = [UInt8](repeating: 0, count: 32)
+        var borrow = 0
+        for k in stride(from: 31, through: 0, by: -1) {
+            let d = Int(n[k]) - Int(raw[32 + k]) - borrow
+            negated[k] = UInt8((d + 256) % 256)
+            borrow = d < 0 ? 1 : 0
+        }
+        let reformed = parts[0] + "." + parts[1] + "." + Base64URL.encode(Array(raw[..<32]) + negated)
+        #expect(reformed != v.token)
+        let verifier = try IDTokenVerifier(profile: v.profile, keys: v.keys, replayCache: MemoryReplayCache(capacity: 100))
+        // Both forms verify on their own…
+        let plain = try IDTokenVerifier(profile: v.profile, keys: v.keys)
+        _ = try plain.verify(reformed, keys: v.keys, now: v.at)
+        // …but they are one token to the replay cache.
+        _ = try await verifier.verify(v.token, now: v.at)
+        await #expect(throws: TokenError(.replayed, "")) { try await verifier.verify(reformed, now: v.at) }
     }
 
     @Test func aFailedTokenTakesNoReplaySlot() async throws {

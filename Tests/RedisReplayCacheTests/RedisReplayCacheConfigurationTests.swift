@@ -69,26 +69,26 @@ import Testing
     /// `<prefix><first 16 bytes of SHA-256(issuer), hex>:<signature digest, hex>`.
     @Test func keyLayout() {
         let digest = (0..<32).map { UInt8($0) }
-        let replay = ReplayEntry(issuer: "https://appleid.apple.com", signatureDigest: digest, expiresAt: 0)
+        let replay = ReplayEntry(issuer: "https://appleid.apple.com", tokenDigest: digest, expiresAt: 0)
         let key = RedisReplayCache.key(for: replay, prefix: "idtk:replay:")
         // SHA-256("https://appleid.apple.com"), computed independently with `printf %s … | sha256sum`.
         let issuerHash = "36fb3d6235d7ebbe76e5c6fb53e156cc606008e9a015ba14cb0726f969eb9156"
         #expect(key == "idtk:replay:" + issuerHash.prefix(32) + ":000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f")
         #expect(RedisReplayCache.key(for: replay, prefix: "app1:").hasPrefix("app1:" + issuerHash.prefix(32) + ":"))
-        let other = ReplayEntry(issuer: "https://www.facebook.com", signatureDigest: digest, expiresAt: 0)
+        let other = ReplayEntry(issuer: "https://www.facebook.com", tokenDigest: digest, expiresAt: 0)
         #expect(RedisReplayCache.key(for: other, prefix: "idtk:replay:") != key)
         #expect(RedisReplayCache.key(for: other, prefix: "idtk:replay:").count == key.count)
     }
 
     @Test func theSetCommandCarriesNXAndTheExpiry() throws {
-        let replay = ReplayEntry(issuer: "i", signatureDigest: [1, 2], expiresAt: 1_700_000_060)
+        let replay = ReplayEntry(issuer: "i", tokenDigest: [1, 2], expiresAt: 1_700_000_060)
         let absolute = RedisReplayCache(configuration: RedisReplayCacheConfiguration())
         let words = absolute.setCommand(for: replay, now: 1_700_000_000).map { String(decoding: $0, as: UTF8.self) }
         #expect(words == ["SET", RedisReplayCache.key(for: replay, prefix: "idtk:replay:"), "1", "NX", "PXAT", "1700000060000"])
         let relative = RedisReplayCache(configuration: RedisReplayCacheConfiguration(keyPrefix: "p:", expiry: .relativeToNow))
         let relativeWords = relative.setCommand(for: replay, now: 1_700_000_000).map { String(decoding: $0, as: UTF8.self) }
         #expect(relativeWords == ["SET", RedisReplayCache.key(for: replay, prefix: "p:"), "1", "NX", "PX", "60000"])
-        let farFuture = ReplayEntry(issuer: "i", signatureDigest: [1], expiresAt: .max)
+        let farFuture = ReplayEntry(issuer: "i", tokenDigest: [1], expiresAt: .max)
         #expect(absolute.setCommand(for: farFuture, now: 0).last == Array("253402300799000".utf8))
     }
 }

@@ -6,7 +6,7 @@ import Testing
 
 /// The replay entry of a synthetic token.
 func entry(_ token: Int, issuer: String = "https://appleid.apple.com", expiresAt: Int64) -> ReplayEntry {
-    ReplayEntry(issuer: issuer, signatureDigest: SHA256.hash(Array("token-\(token)".utf8)), expiresAt: expiresAt)
+    ReplayEntry(issuer: issuer, tokenDigest: SHA256.hash(Array("token-\(token)".utf8)), expiresAt: expiresAt)
 }
 
 /// Wall-clock Unix seconds: Redis's PXAT is on its own (the same machine's) clock.
@@ -92,7 +92,7 @@ func unixNow() -> Int64 { Int64(Date().timeIntervalSince1970) }
 
         let cache = try RedisReplayCache(url: server.url)
         let entries = (0..<1000).map {
-            ReplayEntry(issuer: "https://probe.example", signatureDigest: SHA256.hash(Array("shared-token-\($0)".utf8)),
+            ReplayEntry(issuer: "https://probe.example", tokenDigest: SHA256.hash(Array("shared-token-\($0)".utf8)),
                         expiresAt: now + 3600)
         }
         let wait = startAt / 1000 - Date().timeIntervalSince1970

@@ -35,7 +35,7 @@ func threadCPUSeconds() -> Double {
                 let start = threadCPUSeconds()
                 digests.withUnsafeBufferPointer { bytes in
                     for index in 0..<Self.tokensPerThread {
-                        let entry = ReplayEntry(issuer: issuer, signatureDigest: Array(bytes[(index * 32)..<(index * 32 + 32)]),
+                        let entry = ReplayEntry(issuer: issuer, tokenDigest: Array(bytes[(index * 32)..<(index * 32 + 32)]),
                                                 expiresAt: now + 3600)
                         if (try? cache.insertIfAbsentNow(entry, now: now)) == true { accepted += 1 } else { refused += 1 }
                     }

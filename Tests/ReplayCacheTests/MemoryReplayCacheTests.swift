@@ -4,7 +4,7 @@ import Testing
 
 /// A token's replay entry as the verifier builds it: the SHA-256 of a (here synthetic) signature segment.
 func entry(_ token: Int, issuer: String = "https://securetoken.google.com/demo", expiresAt: Int64 = 2_000_000_000) -> ReplayEntry {
-    ReplayEntry(issuer: issuer, signatureDigest: SHA256.hash(Array("signature-\(token)".utf8)), expiresAt: expiresAt)
+    ReplayEntry(issuer: issuer, tokenDigest: SHA256.hash(Array("signature-\(token)".utf8)), expiresAt: expiresAt)
 }
 
 @Suite struct MemoryReplayCacheTests {
@@ -22,8 +22,8 @@ func entry(_ token: Int, issuer: String = "https://securetoken.google.com/demo",
     @Test func theIssuerIsPartOfTheKey() throws {
         let cache = MemoryReplayCache(capacity: 1000)
         let digest = SHA256.hash(Array("same signature".utf8))
-        let apple = ReplayEntry(issuer: "https://appleid.apple.com", signatureDigest: digest, expiresAt: now + 600)
-        let facebook = ReplayEntry(issuer: "https://www.facebook.com", signatureDigest: digest, expiresAt: now + 600)
+        let apple = ReplayEntry(issuer: "https://appleid.apple.com", tokenDigest: digest, expiresAt: now + 600)
+        let facebook = ReplayEntry(issuer: "https://www.facebook.com", tokenDigest: digest, expiresAt: now + 600)
         #expect(try cache.insertIfAbsentNow(apple, now: now))
         #expect(try cache.insertIfAbsentNow(facebook, now: now))
         #expect(try !cache.insertIfAbsentNow(apple, now: now))
@@ -35,9 +35,9 @@ func entry(_ token: Int, issuer: String = "https://securetoken.google.com/demo",
 
     @Test func digestsOfOtherLengthsAreHashedNotTruncated() throws {
         let cache = MemoryReplayCache(capacity: 100)
-        let long = ReplayEntry(issuer: "i", signatureDigest: Array(repeating: 7, count: 32) + [1], expiresAt: now + 60)
-        let prefix = ReplayEntry(issuer: "i", signatureDigest: Array(repeating: 7, count: 32), expiresAt: now + 60)
-        let short = ReplayEntry(issuer: "i", signatureDigest: [1, 2, 3], expiresAt: now + 60)
+        let long = ReplayEntry(issuer: "i", tokenDigest: Array(repeating: 7, count: 32) + [1], expiresAt: now + 60)
+        let prefix = ReplayEntry(issuer: "i", tokenDigest: Array(repeating: 7, count: 32), expiresAt: now + 60)
+        let short = ReplayEntry(issuer: "i", tokenDigest: [1, 2, 3], expiresAt: now + 60)
         #expect(try cache.insertIfAbsentNow(long, now: now))
         #expect(try cache.insertIfAbsentNow(prefix, now: now))
         #expect(try cache.insertIfAbsentNow(short, now: now))
@@ -172,7 +172,7 @@ func entry(_ token: Int, issuer: String = "https://securetoken.google.com/demo",
             if random.next() % 8 == 0 { clock += Int64(random.next() % 4) }
             let pick = Int(random.next() % UInt64(pool.count))
             let expiresAt = clock + Int64(random.next() % 30) - 2
-            let candidate = ReplayEntry(issuer: issuer, signatureDigest: pool[pick], expiresAt: expiresAt)
+            let candidate = ReplayEntry(issuer: issuer, tokenDigest: pool[pick], expiresAt: expiresAt)
             let expected: Bool?
             if expiresAt <= clock {
                 expected = true

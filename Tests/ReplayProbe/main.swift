@@ -14,7 +14,7 @@ guard arguments.count == 6, let tokens = Int(arguments[2]), let threads = Int(ar
 }
 let cache = try RedisReplayCache(url: arguments[1])
 let entries = (0..<tokens).map {
-    ReplayEntry(issuer: "https://probe.example", signatureDigest: SHA256.hash(Array("shared-token-\($0)".utf8)),
+    ReplayEntry(issuer: "https://probe.example", tokenDigest: SHA256.hash(Array("shared-token-\($0)".utf8)),
                 expiresAt: now + 3600)
 }
 let accepted = Atomic<Int>(0)
