@@ -16,7 +16,10 @@ let package = Package(
         // Target names must be unique across the package graph, hence the second name for the same sources.
         .target(
             name: "PeerBenchHarness",
-            dependencies: [.product(name: "JOSE", package: "IDTokenKit"), .product(name: "IDTokenKit", package: "IDTokenKit")],
+            dependencies: [
+                .product(name: "JOSE", package: "IDTokenKit"), .product(name: "IDTokenKit", package: "IDTokenKit"),
+                .product(name: "IDTokenKitRedis", package: "IDTokenKit"),
+            ],
             path: "Sources/BenchHarness"
         ),
         .executableTarget(

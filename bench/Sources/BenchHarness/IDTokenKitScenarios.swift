@@ -41,6 +41,7 @@ public func allScenarios(_ fixtures: Fixtures) throws -> [Scenario] {
         joseScenario(name: "jose-es256", token: es256, keys: fixtures.jwks, baseline: "raw-p256"),
     ]
     scenarios += try verifierScenarios(fixtures)
+    scenarios += try replayScenarios(fixtures)
     scenarios += try cachedVerifierScenarios(fixtures)
     return scenarios
 }

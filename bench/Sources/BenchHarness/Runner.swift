@@ -71,14 +71,14 @@ public struct Report {
     let results: [Runner.Result]
 
     public func table() -> String {
-        var lines = ["scenario              thr        ops/s   per-CPU-s     baseline  ratio  scaling"]
+        var lines = ["scenario              thr        ops/s   per-CPU-s     baseline    ratio  scaling"]
         for r in results {
             func f(_ v: Double?, _ w: Int, _ digits: Int = 0) -> String {
                 let text = v.map { String(format: "%.\(digits)f", $0) } ?? "-"
                 return String(repeating: " ", count: max(0, w - text.count)) + text
             }
             lines.append(r.scenario.padding(toLength: 20, withPad: " ", startingAt: 0) + f(Double(r.threads), 5)
-                         + f(r.rate, 13) + f(r.ratePerCPUSecond, 12) + f(r.baselineRate, 13) + f(r.ratio, 7, 3)
+                         + f(r.rate, 13) + f(r.ratePerCPUSecond, 12) + f(r.baselineRate, 13) + f(r.ratio, 9, 3)
                          + f(r.scaling, 9, 3))
         }
         lines.append("ratio: per-CPU-second rate over the baseline's, median of \(options.rounds) interleaved rounds of \(options.seconds) s")
