@@ -8,6 +8,7 @@ let package = Package(
         .library(name: "JOSE", targets: ["JOSE"]),
         .library(name: "IDTokenKit", targets: ["IDTokenKit"]),
         .library(name: "IDTokenKitRedis", targets: ["IDTokenKitRedis"]),
+        .library(name: "IDTokenAudit", targets: ["IDTokenAudit"]),
         .executable(name: "idtoken", targets: ["idtoken"]),
         .executable(name: "idtoken-bench", targets: ["idtoken-bench"]),
     ],
@@ -16,6 +17,7 @@ let package = Package(
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.80.0"),
+        .package(url: "https://github.com/adam-fowler/compress-nio", from: "1.5.0"),
     ],
     targets: [
         .systemLibrary(
@@ -49,10 +51,19 @@ let package = Package(
             name: "IDTokenKitRedis",
             dependencies: ["IDTokenKit", "CHiredis", .product(name: "Logging", package: "swift-log")]
         ),
+        .target(
+            name: "IDTokenAudit",
+            dependencies: [
+                "IDTokenKit",
+                .product(name: "CompressNIO", package: "compress-nio"),
+                .product(name: "NIOCore", package: "swift-nio"),
+            ]
+        ),
         .executableTarget(
             name: "idtoken",
             dependencies: [
                 "IDTokenKit",
+                "IDTokenAudit",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -89,6 +100,7 @@ let package = Package(
             name: "RedisReplayCacheTests",
             dependencies: ["IDTokenKitRedis", "replay-probe", .product(name: "Logging", package: "swift-log")]
         ),
+        .testTarget(name: "IDTokenAuditTests", dependencies: ["IDTokenAudit"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,0 +1,56 @@
+import IDTokenKit
+
+/// One record of an audit log, as read from its line: the token and what the line said about it.
+public struct AuditRecord: Sendable {
+    /// How the line held its token.
+    public enum Form: String, Sendable {
+        /// The line is the token.
+        case bareToken = "token"
+        /// A JSON object with `token` (and optional `at`, `nonce`, `id`).
+        case json
+        /// Other text holding a compact JWS, such as an access-log line.
+        case text
+        /// No token could be read from the line.
+        case unreadable
+    }
+
+    /// 1-based line number.
+    public let line: Int
+    public let form: Form
+    /// The record's `id`, when the line gave one.
+    public let id: RecordID?
+    /// The token, when one was found.
+    public let token: String?
+    /// The time to judge the token at (Unix seconds), when the line gave one.
+    public let at: Double?
+    /// The raw nonce the backend kept for this sign-in, when the line gave one.
+    public let nonce: String?
+    /// Why the line could not be read as a record (code `malformed`), if it could not.
+    public let problem: TokenError?
+
+    public init(line: Int, form: Form, id: RecordID? = nil, token: String? = nil, at: Double? = nil,
+                nonce: String? = nil, problem: TokenError? = nil) {
+        self.line = line
+        self.form = form
+        self.id = id
+        self.token = token
+        self.at = at
+        self.nonce = nonce
+        self.problem = problem
+    }
+}
+
+/// A record's `id` as the line gave it: a string, or other JSON (a number…) kept as its JSON text.
+public enum RecordID: Sendable, Equatable {
+    case string(String)
+    /// JSON text (a number, `true`…), already valid JSON.
+    case json(String)
+
+    /// The id as plain text (for CSV).
+    public var text: String {
+        switch self {
+        case .string(let value): return value
+        case .json(let value): return value
+        }
+    }
+}

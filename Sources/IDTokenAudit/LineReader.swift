@@ -1,0 +1,126 @@
+/// One line of input: its number, its bytes (without the line break) up to the reader's cap, and its real length.
+public struct RawLine: Sendable {
+    /// 1-based line number in the input.
+    public let number: Int
+    /// The line's bytes, at most the reader's `maxLineBytes`; a trailing CR (CRLF line ends) is removed.
+    public let bytes: [UInt8]
+    /// The line's full length in bytes; larger than `bytes.count` when the line was over the cap.
+    public let length: Int
+    /// The input ended inside this line because it could not be read further (a truncated gzip stream).
+    public let cutByInputError: Bool
+
+    public init(number: Int, bytes: [UInt8], length: Int, cutByInputError: Bool = false) {
+        self.number = number
+        self.bytes = bytes
+        self.length = length
+        self.cutByInputError = cutByInputError
+    }
+
+    /// Whether the line was longer than the reader keeps.
+    public var isOverLong: Bool { length > bytes.count }
+}
+
+/// Splits a ``ByteSource`` into lines, keeping at most `maxLineBytes` of each: a 50 MB line costs no more memory
+/// than a short one. Line breaks are LF or CRLF; a last line without a break counts.
+///
+/// When the source fails (an I/O error, a truncated gzip stream), the lines before the failure are returned
+/// first, then ``next()`` returns nil and ``inputError`` says what happened. A line the failure cut in two is
+/// returned with ``RawLine/cutByInputError`` set.
+public final class LineReader {
+    private let source: any ByteSource
+    public let maxLineBytes: Int
+    private var chunk: [UInt8] = []
+    private var position = 0
+    private var partial: [UInt8] = []
+    private var partialLength = 0
+    private var lineNumber = 0
+    private var finished = false
+    /// Why the input ended early, if it did.
+    public private(set) var inputError: AuditInputError?
+
+    public init(_ source: any ByteSource, maxLineBytes: Int = 1 << 20) {
+        self.source = source
+        self.maxLineBytes = max(1, maxLineBytes)
+    }
+
+    /// Bytes of the underlying input consumed so far (compressed bytes for a gzip source).
+    public var bytesConsumed: Int64 { source.bytesConsumed }
+    /// The underlying input's size, when known.
+    public var totalBytes: Int64? { source.totalBytes }
+    /// Lines returned so far.
+    public var linesRead: Int { lineNumber }
+
+    /// The next line, or nil at the end of the input (or after an input error: see ``inputError``).
+    public func next() -> RawLine? {
+        while true {
+            if position < chunk.count {
+                let end = LineReader.newline(in: chunk, from: position)
+                if let end {
+                    append(chunk, position..<end)
+                    position = end + 1
+                    return takeLine(cut: false)
+                }
+                append(chunk, position..<chunk.count)
+                position = chunk.count
+            }
+            guard !finished else { return nil }
+            do {
+                if let next = try source.nextChunk() {
+                    chunk = next
+                    position = 0
+                    continue
+                }
+                finished = true
+                if partialLength > 0 { return takeLine(cut: false) }
+                return nil
+            } catch {
+                finished = true
+                inputError = error
+                if partialLength > 0 { return takeLine(cut: true) }
+                return nil
+            }
+        }
+    }
+
+    private func append(_ bytes: [UInt8], _ range: Range<Int>) {
+        partialLength += range.count
+        let room = maxLineBytes + 1 - partial.count   // one spare byte so that a CR before LF can be told apart
+        if room > 0 { partial.append(contentsOf: bytes[range.lowerBound..<(range.lowerBound + min(room, range.count))]) }
+    }
+
+    private func takeLine(cut: Bool) -> RawLine {
+        lineNumber += 1
+        var bytes = partial
+        var length = partialLength
+        if length <= maxLineBytes + 1, bytes.last == 0x0D {
+            bytes.removeLast()
+            length -= 1
+        }
+        if bytes.count > maxLineBytes { bytes.removeLast(bytes.count - maxLineBytes) }
+        partial.removeAll(keepingCapacity: partial.capacity <= 64 * 1024)
+        partialLength = 0
+        return RawLine(number: lineNumber, bytes: bytes, length: length, cutByInputError: cut)
+    }
+
+    /// The index of the next LF at or after `start`, eight bytes at a time.
+    static func newline(in bytes: [UInt8], from start: Int) -> Int? {
+        bytes.withUnsafeBytes { raw -> Int? in
+            let count = raw.count
+            var i = start
+            let ones: UInt64 = 0x0101_0101_0101_0101
+            let highs: UInt64 = 0x8080_8080_8080_8080
+            let pattern: UInt64 = 0x0A * ones
+            while i + 8 <= count {
+                let word = raw.loadUnaligned(fromByteOffset: i, as: UInt64.self) ^ pattern
+                // A zero byte in `word` marks an LF (the classic has-zero-byte test).
+                if (word &- ones) & ~word & highs != 0 { break }
+                i += 8
+            }
+            while i < count {
+                if raw[i] == 0x0A { return i }
+                i += 1
+            }
+            return nil
+        }
+    }
+}

@@ -1,0 +1,149 @@
+import IDTokenKit
+
+/// Reads an ``AuditRecord`` out of a line (DESIGN §7).
+///
+/// - A line starting with `{` is a JSON object: `token` (a string) is required; `at` (Unix seconds as a number
+///   or string, or ISO 8601), `nonce` (a string) and `id` (any JSON value) are optional.
+/// - Otherwise the first compact JWS starting `eyJ` anywhere in the line is the token (a bare token, an
+///   `Authorization: Bearer …` access-log line, a query string). When such a text line starts with an ISO 8601
+///   time, or holds a Common Log Format time in brackets before the token (`[10/Oct/2025:13:55:36 +0000]`),
+///   that is the record's `at`.
+/// - A line that is one printable word is judged whole as a token (unless it only embeds an `eyJ…` token, as in
+///   `id_token=eyJ…`), so that a damaged or padded token gets the verifier's precise error (`malformed`,
+///   `token_too_large`, `algorithm_not_allowed`…) rather than being trimmed into shape.
+/// - Anything else (binary data, text without a token, a line over the length cap) is `malformed`.
+/// - Empty and blank lines are skipped: ``extract(_:)`` returns nil for them. They keep their line numbers.
+public struct RecordExtractor: Sendable {
+    public init() {}
+
+    /// The record on `line`, or nil when the line is empty or blank.
+    public func extract(_ line: RawLine) -> AuditRecord? {
+        if line.isOverLong {
+            let limit = line.bytes.count
+            return AuditRecord(line: line.number, form: .unreadable,
+                               problem: TokenError(.malformed, "line \(line.number) is \(line.length) bytes long, over the \(limit)-byte limit for one record; it was not read"))
+        }
+        let bytes = line.bytes
+        var start = 0, end = bytes.count
+        while start < end, RecordExtractor.isBlank(bytes[start]) { start += 1 }
+        while end > start, RecordExtractor.isBlank(bytes[end - 1]) { end -= 1 }
+        guard start < end else { return nil }
+        let body = bytes[start..<end]
+        if line.cutByInputError {
+            return AuditRecord(line: line.number, form: .unreadable,
+                               problem: TokenError(.malformed, "the input ends inside line \(line.number) (it could not be read further), so the line is incomplete"))
+        }
+        if body.first == UInt8(ascii: "{") { return json(body, line: line.number) }
+        let printableWord = body.allSatisfy { $0 > 0x20 && $0 < 0x7F }
+        if printableWord, RecordExtractor.startsWithJWS(body) || RecordExtractor.findToken(body) == nil {
+            // One word is judged whole, so that a padded or damaged token is refused as the verifier would.
+            return AuditRecord(line: line.number, form: .bareToken, token: String(decoding: body, as: UTF8.self))
+        }
+        if let range = RecordExtractor.findToken(body) {
+            let token = String(decoding: body[range], as: UTF8.self)
+            if range == body.startIndex..<body.endIndex {
+                return AuditRecord(line: line.number, form: .bareToken, token: token)
+            }
+            let at = RecordExtractor.leadingTime(body, before: range.lowerBound)
+            return AuditRecord(line: line.number, form: .text, token: token, at: at)
+        }
+        let binary = body.contains(where: { ($0 < 0x20 && $0 != 0x09) || $0 == 0x7F }) || !RecordExtractor.isUTF8(body)
+        return AuditRecord(line: line.number, form: .unreadable,
+                           problem: TokenError(.malformed, binary
+                                               ? "line \(line.number) holds binary data, not a token record"
+                                               : "line \(line.number) holds no token: no compact JWS (eyJ…) and not a JSON record"))
+    }
+
+    private func json(_ body: ArraySlice<UInt8>, line: Int) -> AuditRecord {
+        let object: JSONObject
+        do { object = try JSONObject.parse(Array(body), maxDepth: 16) } catch {
+            return AuditRecord(line: line, form: .json,
+                               problem: TokenError(.malformed, "line \(line) starts with \"{\" but is not a valid JSON object: \(error)"))
+        }
+        var id: RecordID?
+        if let value = object["id"], !value.isNull {
+            id = value.kind == .string ? .string(value.string ?? "") : .json(value.rawJSON)
+        }
+        func bad(_ message: String) -> AuditRecord {
+            AuditRecord(line: line, form: .json, id: id, problem: TokenError(.malformed, message))
+        }
+        guard let tokenValue = object["token"] else { return bad("the JSON record on line \(line) has no \"token\"") }
+        guard let token = tokenValue.string else { return bad("the JSON record on line \(line) has a \"token\" that is not a string") }
+        var at: Double?
+        if let value = object["at"], !value.isNull {
+            switch value.kind {
+            case .integer, .real: at = value.double
+            case .string: at = value.string.flatMap(Timestamp.parse)
+            default: break
+            }
+            guard let seconds = at, seconds.isFinite else {
+                return bad("the \"at\" of the JSON record on line \(line) is not a time: use Unix seconds or ISO 8601 (2026-01-01T00:00:00Z), not \(value.rawJSON.prefix(60))")
+            }
+            at = seconds
+        }
+        var nonce: String?
+        if let value = object["nonce"], !value.isNull {
+            guard let text = value.string else { return bad("the \"nonce\" of the JSON record on line \(line) is not a string") }
+            nonce = text
+        }
+        return AuditRecord(line: line, form: .json, id: id, token: token, at: at, nonce: nonce)
+    }
+
+    static func startsWithJWS(_ bytes: ArraySlice<UInt8>) -> Bool {
+        bytes.count >= 3 && bytes[bytes.startIndex] == 0x65 && bytes[bytes.startIndex + 1] == 0x79 && bytes[bytes.startIndex + 2] == 0x4A
+    }
+
+    static func isBlank(_ byte: UInt8) -> Bool { byte == 0x20 || byte == 0x09 || byte == 0x0D }
+
+    static func isBase64URL(_ byte: UInt8) -> Bool {
+        (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A) || (byte >= 0x30 && byte <= 0x39)
+            || byte == 0x2D || byte == 0x5F
+    }
+
+    /// The first `eyJ…` compact JWS (three base64url segments) in `bytes` that does not start mid-word.
+    static func findToken(_ bytes: ArraySlice<UInt8>) -> Range<Int>? {
+        var i = bytes.startIndex
+        let end = bytes.endIndex
+        while i + 3 <= end {
+            guard bytes[i] == 0x65, bytes[i + 1] == 0x79, bytes[i + 2] == 0x4A,
+                  i == bytes.startIndex || !isBase64URL(bytes[i - 1]) else {
+                i += 1
+                continue
+            }
+            var j = i
+            var dots = 0
+            while j < end {
+                let byte = bytes[j]
+                if isBase64URL(byte) { j += 1 } else if byte == 0x2E && dots < 2 { dots += 1; j += 1 } else { break }
+            }
+            if dots == 2 { return i..<j }
+            i += 3
+        }
+        return nil
+    }
+
+    /// An ISO 8601 time at the start of the line, or a `[dd/Mon/yyyy:HH:MM:SS ±zzzz]` before `limit`.
+    static func leadingTime(_ bytes: ArraySlice<UInt8>, before limit: Int) -> Double? {
+        var start = bytes.startIndex
+        if start < limit, bytes[start] == UInt8(ascii: "[") { start += 1 }
+        if let (seconds, _) = Timestamp.iso8601(bytes[start..<limit], requireWhole: false) { return seconds }
+        var i = bytes.startIndex
+        while i < limit {
+            if bytes[i] == UInt8(ascii: "["), let seconds = Timestamp.commonLog(bytes[(i + 1)..<limit]) { return seconds }
+            i += 1
+        }
+        return nil
+    }
+
+    static func isUTF8(_ bytes: ArraySlice<UInt8>) -> Bool {
+        var iterator = bytes.makeIterator()
+        var decoder = UTF8()
+        while true {
+            switch decoder.decode(&iterator) {
+            case .scalarValue: continue
+            case .emptyInput: return true
+            case .error: return false
+            }
+        }
+    }
+}

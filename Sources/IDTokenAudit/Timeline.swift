@@ -1,0 +1,71 @@
+/// Counts per time bucket, for the report's plots: verdicts over time and key usage over time.
+///
+/// Buckets are `width` seconds wide, aligned on multiples of the width. The width starts at one minute and
+/// doubles (merging pairs of buckets) whenever the span from the first to the last bucket would exceed
+/// ``maxBuckets``, so memory stays bounded whatever the log's time range, and the times may come in any order.
+public struct Timeline: Sendable {
+    public static let maxBuckets = 240
+    /// Series names: index 0 is "valid", then one per error code, then key IDs as they are first seen.
+    public private(set) var series: [String]
+    public private(set) var width: Double = 60
+    /// Bucket index (time / width, rounded down) → counts per series.
+    public private(set) var buckets: [Int64: [Int]] = [:]
+    private var low = Int64.max
+    private var high = Int64.min
+    private let maxSeries: Int
+
+    public init(series: [String], maxSeries: Int = 64) {
+        self.series = series
+        self.maxSeries = maxSeries
+    }
+
+    /// The index of series `name`, adding it while there is room; nil when full.
+    public mutating func seriesIndex(_ name: String) -> Int? {
+        if let index = series.firstIndex(of: name) { return index }
+        guard series.count < maxSeries else { return nil }
+        series.append(name)
+        return series.count - 1
+    }
+
+    public mutating func add(at time: Double, series index: Int) {
+        guard time.isFinite, abs(time) < 1e13 else { return }
+        var bucket = Int64((time / width).rounded(.down))
+        while max(high, bucket) - min(low, bucket) >= Int64(Timeline.maxBuckets) {
+            coarsen()
+            bucket = Int64((time / width).rounded(.down))
+        }
+        low = min(low, bucket)
+        high = max(high, bucket)
+        var counts = buckets[bucket] ?? []
+        if counts.count < series.count { counts += Array(repeating: 0, count: series.count - counts.count) }
+        counts[index] += 1
+        buckets[bucket] = counts
+    }
+
+    private mutating func coarsen() {
+        width *= 2
+        var merged: [Int64: [Int]] = [:]
+        for (bucket, counts) in buckets {
+            let target = Int64((Double(bucket) / 2).rounded(.down))
+            var sum = merged[target] ?? []
+            if sum.count < counts.count { sum += Array(repeating: 0, count: counts.count - sum.count) }
+            for (k, n) in counts.enumerated() { sum[k] += n }
+            merged[target] = sum
+        }
+        buckets = merged
+        if low != Int64.max {
+            low = Int64((Double(low) / 2).rounded(.down))
+            high = Int64((Double(high) / 2).rounded(.down))
+        }
+    }
+
+    /// Every bucket from the first to the last, empty ones included: (start time, counts per series).
+    public var rows: [(start: Double, counts: [Int])] {
+        guard low <= high else { return [] }
+        return (low...high).map { bucket in
+            var counts = buckets[bucket] ?? []
+            if counts.count < series.count { counts += Array(repeating: 0, count: series.count - counts.count) }
+            return (Double(bucket) * width, counts)
+        }
+    }
+}

@@ -1,0 +1,66 @@
+import IDTokenKit
+
+/// What an audit asks of a verifier: judge one token at one time. ``ProfileJudge`` answers with IDTokenKit's
+/// verifier and one or more provider profiles; other judges can be plugged in (a benchmark, a test).
+///
+/// A judge is called from many threads at once and must not depend on earlier calls: the audit may answer a
+/// repeated token from its cache (see ``Judgement/timeThresholds``).
+public protocol TokenJudge: Sendable {
+    /// Judges `token` as of `at` (Unix seconds); `nonce` is the raw nonce the record carried, if any.
+    func judge(_ token: String, at: Double, nonce: String?) -> Judgement
+}
+
+/// A judge's answer for one token.
+public struct Judgement: Sendable {
+    /// nil when the token is valid.
+    public var error: TokenError?
+    /// Whether the signature was checked and verified (true for valid tokens and for those refused by a claim
+    /// rule after the signature: `expired`, `wrong_audience`…). Key usage is counted only for these.
+    public var signatureVerified: Bool
+    /// The protected header, when the token could be split.
+    public var header: JOSEHeader?
+    /// The claims: verified when ``signatureVerified``, otherwise what the token says (unverified), for reports.
+    public var claims: JSONObject?
+    /// The leeway (seconds) the deciding profile applied to time checks.
+    public var leeway: Double
+    /// The profile that judged the token (e.g. `firebase`), when one did.
+    public var profile: String?
+
+    public init(error: TokenError?, signatureVerified: Bool, header: JOSEHeader?, claims: JSONObject?,
+                leeway: Double, profile: String?) {
+        self.error = error
+        self.signatureVerified = signatureVerified
+        self.header = header
+        self.claims = claims
+        self.leeway = leeway
+        self.profile = profile
+    }
+
+    public var isValid: Bool { error == nil }
+
+    /// The instants at which this token's verdict can change as the time of judgement moves: `exp` + leeway,
+    /// and `nbf`, `iat`, `auth_time` − leeway (DESIGN §2). Between two neighbouring thresholds the verdict is
+    /// the same, which is what lets the audit reuse it for a repeated token judged at another time.
+    public var timeThresholds: [Double] {
+        guard let claims else { return [] }
+        var out: [Double] = []
+        for (name, sign) in [("exp", 1.0), ("nbf", -1.0), ("iat", -1.0), ("auth_time", -1.0)] {
+            if let value = claims[name], let seconds = value.double, seconds.isFinite { out.append(seconds + sign * leeway) }
+        }
+        return out
+    }
+}
+
+extension TokenError.Code {
+    /// Codes that a verifier raises only after the signature verified (DESIGN §2 steps 5–6).
+    public var isAfterSignature: Bool {
+        switch self {
+        case .expired, .notYetValid, .issuedInFuture, .wrongIssuer, .wrongAudience, .invalidClaim, .nonceMismatch,
+             .replayed, .tenantMismatch, .providerNotAllowed, .revoked:
+            return true
+        case .malformed, .tokenTooLarge, .algorithmNotAllowed, .unsupportedHeader, .unknownKey, .badSignature,
+             .keysUnavailable:
+            return false
+        }
+    }
+}
