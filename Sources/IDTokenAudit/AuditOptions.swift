@@ -1,0 +1,86 @@
+import Foundation
+
+/// How an ``AuditEngine`` runs.
+public struct AuditOptions: Sendable {
+    /// Verification threads (default: every core).
+    public var threads: Int
+    /// The time (Unix seconds) to judge records that carry none.
+    public var defaultTime: Double
+    /// The raw nonce for records that carry none (usually nil: nonces belong to single sign-ins).
+    public var defaultNonce: String?
+    /// The longest line kept, in bytes; longer lines are reported as `malformed` without being read into memory.
+    public var maxLineBytes: Int
+    /// Distinct tokens whose verdicts are remembered (per generation; see ``VerdictCache``); 0 turns it off.
+    public var cacheCapacity: Int
+    /// Lines handed to a worker at once, and the most bytes of line data in one such batch.
+    public var batchLines: Int
+    public var batchBytes: Int
+    /// Batches in flight (read but not yet written) per thread: bounds the reorder buffer.
+    public var batchesPerThread: Int
+    public var format: OutputFormat
+    /// Seconds between two progress reports.
+    public var progressInterval: Double
+
+    public init(threads: Int = ProcessInfo.processInfo.activeProcessorCount, defaultTime: Double,
+                defaultNonce: String? = nil, maxLineBytes: Int = 1 << 20, cacheCapacity: Int = 16_384,
+                batchLines: Int = 256, batchBytes: Int = 1 << 20, batchesPerThread: Int = 4,
+                format: OutputFormat = .ndjson, progressInterval: Double = 0.5) {
+        self.threads = max(1, threads)
+        self.defaultTime = defaultTime
+        self.defaultNonce = defaultNonce
+        self.maxLineBytes = maxLineBytes
+        self.cacheCapacity = cacheCapacity
+        self.batchLines = max(1, batchLines)
+        self.batchBytes = max(1, batchBytes)
+        self.batchesPerThread = max(1, batchesPerThread)
+        self.format = format
+        self.progressInterval = progressInterval
+    }
+}
+
+/// Where an audit is, for a progress line.
+public struct AuditProgress: Sendable {
+    public let records: Int
+    public let lines: Int
+    public let elapsedSeconds: Double
+    /// Bytes of input consumed (compressed bytes for gzip) and the input's size when known.
+    public let bytesRead: Int64
+    public let totalBytes: Int64?
+
+    public var recordsPerSecond: Double { elapsedSeconds > 0 ? Double(records) / elapsedSeconds : 0 }
+
+    /// The fraction of the input read, when its size is known.
+    public var fraction: Double? {
+        guard let totalBytes, totalBytes > 0 else { return nil }
+        return min(1, Double(bytesRead) / Double(totalBytes))
+    }
+
+    /// Seconds left at the rate so far, when the input's size is known.
+    public var etaSeconds: Double? {
+        guard let fraction, fraction > 0, elapsedSeconds > 0 else { return nil }
+        return elapsedSeconds * (1 - fraction) / fraction
+    }
+
+    /// `1,204,000 records  41,200/s  63%  ETA 0:12`.
+    public var line: String {
+        var text = "\(AuditProgress.grouped(records)) records  \(AuditProgress.grouped(Int(recordsPerSecond)))/s"
+        if let fraction { text += "  \(Int(fraction * 100))%" }
+        if let eta = etaSeconds {
+            let seconds = Int(eta.rounded())
+            text += "  ETA " + (seconds >= 3600 ? "\(seconds / 3600):" + two(seconds / 60 % 60) : "\(seconds / 60)") + ":" + two(seconds % 60)
+        }
+        return text
+    }
+
+    private func two(_ n: Int) -> String { n < 10 ? "0\(n)" : "\(n)" }
+
+    static func grouped(_ n: Int) -> String {
+        let digits = String(n)
+        var out = ""
+        for (k, c) in digits.enumerated() {
+            if k > 0 && (digits.count - k) % 3 == 0 { out.append(",") }
+            out.append(c)
+        }
+        return out
+    }
+}
