@@ -121,8 +121,9 @@ public struct AuditConfiguration: Sendable {
         case .apple:
             profile = .apple(clientIDs: try require(try strings("audiences"), "an Apple profile needs \"audiences\" (bundle IDs or Services IDs)"))
         case .facebook:
-            let given = try strings("appId")
-            let appIDs = try require(try given ?? strings("audiences"), "a Facebook profile needs \"appId\" (the Facebook App ID)")
+            var given = try strings("appId")
+            if given == nil { given = try strings("audiences") }
+            let appIDs = try require(given, "a Facebook profile needs \"appId\" (the Facebook App ID)")
             guard appIDs.count == 1 else { throw ConfigurationError("\(what): a Facebook profile takes one App ID") }
             profile = .facebook(appID: appIDs[0], extraIssuers: try strings("issuers") ?? [])
         case .oidc:
