@@ -31,9 +31,13 @@ public struct ProfileJudge: TokenJudge {
     public let profiles: [AuditProfile]
     private let byIssuer: [String: Int]
     private let peekLimits: JWSLimits
+    /// How every record's nonce is compared, when the caller chose; otherwise each profile's own mode.
+    public let nonceMode: NonceMode?
 
+    /// - Parameter nonceMode: compare every record's nonce this way (`--nonce` hashes, `--nonce-exact` does
+    ///   not); nil: as each profile's provider does.
     /// - Throws: ``ConfigurationError`` when there is no profile or two profiles accept the same issuer.
-    public init(profiles: [AuditProfile]) throws(ConfigurationError) {
+    public init(profiles: [AuditProfile], nonceMode: NonceMode? = nil) throws(ConfigurationError) {
         guard !profiles.isEmpty else { throw ConfigurationError("an audit needs at least one profile") }
         var byIssuer: [String: Int] = [:]
         for (index, entry) in profiles.enumerated() {
@@ -45,6 +49,7 @@ public struct ProfileJudge: TokenJudge {
             }
         }
         self.profiles = profiles
+        self.nonceMode = nonceMode
         self.byIssuer = byIssuer
         self.peekLimits = JWSLimits(maxTokenBytes: profiles.map(\.profile.limits.maxTokenBytes).max()!,
                                     maxDepth: profiles.map(\.profile.limits.maxDepth).max()!)
@@ -58,15 +63,14 @@ public struct ProfileJudge: TokenJudge {
             jws = try CompactJWS(token, limits: peekLimits)
             claims = try jws.claims(maxDepth: peekLimits.maxDepth)
         } catch {
-            var header: JOSEHeader?
-            if error.code != .malformed && error.code != .tokenTooLarge { header = try? CompactJWS(token, limits: peekLimits).header }
-            return Judgement(error: error, signatureVerified: false, header: header, claims: nil, leeway: 0, profile: nil)
+            let peek = UnverifiedPeek.parts(token, maxBytes: peekLimits.maxTokenBytes)
+            return Judgement(error: error, signatureVerified: false, header: peek.header, claims: peek.claims, leeway: 0, profile: nil)
         }
         guard let iss = claims["iss"]?.string, let index = byIssuer[iss] else {
             let shown = claims["iss"].map { $0.string.map { "\"\(String($0.prefix(200)))\"" } ?? "a \($0.kind)" } ?? "no issuer"
             let known = byIssuer.keys.sorted().joined(separator: ", ")
             return Judgement(error: TokenError(.wrongIssuer, claim: "iss", "no profile of this audit accepts tokens from \(shown) (configured issuers: \(known))"),
-                             signatureVerified: false, header: jws.header, claims: claims, leeway: 0, profile: nil)
+                             signatureVerified: false, header: jws.header.object, claims: claims, leeway: 0, profile: nil)
         }
         return verify(token, with: profiles[index], at: at, nonce: nonce, peeked: (jws, claims))
     }
@@ -75,17 +79,21 @@ public struct ProfileJudge: TokenJudge {
                         peeked: (CompactJWS, JSONObject)?) -> Judgement {
         let profile = entry.profile
         let leeway = Double(profile.leeway.seconds)
-        let expected = nonce.map { profile.nonceMode?.expecting($0) ?? .exact($0) }
+        let expected = nonce.map { (nonceMode ?? profile.nonceMode)?.expecting($0) ?? .exact($0) }
         do throws(TokenError) {
             let verified = try entry.verifier.verify(token, keys: entry.keys, now: Date(timeIntervalSince1970: at), nonce: expected)
-            return Judgement(error: nil, signatureVerified: true, header: verified.header, claims: verified.claims.object,
+            return Judgement(error: nil, signatureVerified: true, header: verified.header.object, claims: verified.claims.object,
                              leeway: leeway, profile: entry.name)
         } catch {
-            var header = peeked?.0.header
+            var header = peeked?.0.header.object
             var claims = peeked?.1
-            if peeked == nil, let jws = try? CompactJWS(token, limits: profile.limits) {
-                header = jws.header
-                claims = try? jws.claims(maxDepth: profile.limits.maxDepth)
+            if peeked == nil {
+                if let jws = try? CompactJWS(token, limits: profile.limits) {
+                    header = jws.header.object
+                    claims = try? jws.claims(maxDepth: profile.limits.maxDepth)
+                } else {
+                    (header, claims) = UnverifiedPeek.parts(token, maxBytes: profile.limits.maxTokenBytes)
+                }
             }
             return Judgement(error: error, signatureVerified: error.code.isAfterSignature, header: header, claims: claims,
                              leeway: leeway, profile: entry.name)

@@ -29,8 +29,8 @@ public struct ReportedClaims: Sendable, Equatable {
     public init() {}
 
     /// Reads the reported fields from a header and claims. Values of the wrong type are left out.
-    public init(header: JOSEHeader?, claims: JSONObject?) {
-        kid = header?.kid.map { ReportedClaims.clip($0) }
+    public init(header: JSONObject?, claims: JSONObject?) {
+        kid = header?["kid"]?.string.map { ReportedClaims.clip($0) }
         guard let claims else { return }
         issuer = claims["iss"]?.string.map { ReportedClaims.clip($0) }
         subject = claims["sub"]?.string.map { ReportedClaims.clip($0) }

@@ -1,8 +1,9 @@
 /// Counts per time bucket, for the report's plots: verdicts over time and key usage over time.
 ///
-/// Buckets are `width` seconds wide, aligned on multiples of the width. The width starts at one minute and
-/// doubles (merging pairs of buckets) whenever the span from the first to the last bucket would exceed
-/// ``maxBuckets``, so memory stays bounded whatever the log's time range, and the times may come in any order.
+/// Buckets are `width` seconds wide, aligned on multiples of the width (in UTC). The width starts at one minute
+/// and steps up through round durations (5, 15, 30 minutes, 1, 2, 6, 12 hours, 1 day, 1 week, then doubling),
+/// merging buckets, whenever the span from the first to the last bucket would exceed ``maxBuckets``; so memory
+/// stays bounded whatever the log's time range, and the times may come in any order.
 public struct Timeline: Sendable {
     public static let maxBuckets = 240
     /// Series names: index 0 is "valid", then one per error code, then key IDs as they are first seen.
@@ -42,11 +43,28 @@ public struct Timeline: Sendable {
         buckets[bucket] = counts
     }
 
+    /// Each width is a multiple of the one before, so that buckets merge exactly.
+    static let widths: [Double] = [60, 300, 900, 1800, 3600, 7200, 21_600, 43_200, 86_400, 604_800]
+
+    static func nextWidth(after width: Double) -> Double {
+        widths.first(where: { $0 > width }) ?? width * 2
+    }
+
+    /// A copy with buckets merged until there are at most `maxRows` from the first to the last: for plots.
+    public func coarsened(toAtMost maxRows: Int) -> Timeline {
+        var copy = self
+        while copy.low <= copy.high && copy.high - copy.low >= Int64(max(1, maxRows)) { copy.coarsen() }
+        return copy
+    }
+
     private mutating func coarsen() {
-        width *= 2
+        let factor = Timeline.nextWidth(after: width) / width
+        width *= factor
+        let k = Int64(factor)
+        func merge(_ bucket: Int64) -> Int64 { bucket >= 0 ? bucket / k : -((-bucket + k - 1) / k) }
         var merged: [Int64: [Int]] = [:]
         for (bucket, counts) in buckets {
-            let target = Int64((Double(bucket) / 2).rounded(.down))
+            let target = merge(bucket)
             var sum = merged[target] ?? []
             if sum.count < counts.count { sum += Array(repeating: 0, count: counts.count - sum.count) }
             for (k, n) in counts.enumerated() { sum[k] += n }
@@ -54,8 +72,8 @@ public struct Timeline: Sendable {
         }
         buckets = merged
         if low != Int64.max {
-            low = Int64((Double(low) / 2).rounded(.down))
-            high = Int64((Double(high) / 2).rounded(.down))
+            low = merge(low)
+            high = merge(high)
         }
     }
 

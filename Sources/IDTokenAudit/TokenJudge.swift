@@ -17,8 +17,8 @@ public struct Judgement: Sendable {
     /// Whether the signature was checked and verified (true for valid tokens and for those refused by a claim
     /// rule after the signature: `expired`, `wrong_audience`…). Key usage is counted only for these.
     public var signatureVerified: Bool
-    /// The protected header, when the token could be split.
-    public var header: JOSEHeader?
+    /// The protected header, when it could be read.
+    public var header: JSONObject?
     /// The claims: verified when ``signatureVerified``, otherwise what the token says (unverified), for reports.
     public var claims: JSONObject?
     /// The leeway (seconds) the deciding profile applied to time checks.
@@ -26,7 +26,7 @@ public struct Judgement: Sendable {
     /// The profile that judged the token (e.g. `firebase`), when one did.
     public var profile: String?
 
-    public init(error: TokenError?, signatureVerified: Bool, header: JOSEHeader?, claims: JSONObject?,
+    public init(error: TokenError?, signatureVerified: Bool, header: JSONObject?, claims: JSONObject?,
                 leeway: Double, profile: String?) {
         self.error = error
         self.signatureVerified = signatureVerified

@@ -6,5 +6,6 @@ extension IDToken {
         VerifyCommand.self,
         NonceCommand.self,
         KeysCommand.self,
+        AuditCommand.self,
     ]
 }

@@ -1,0 +1,228 @@
+import ArgumentParser
+import Foundation
+import IDTokenAudit
+import IDTokenKit
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// `idtoken audit`: judges every token of a log at the time it was presented (DESIGN §7).
+struct AuditCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "audit",
+        abstract: "Verify every token in a log, in parallel, and report the verdicts and a summary.",
+        discussion: """
+        Each line is a record: a bare token; a JSON object with "token" and optional "at" (Unix seconds or \
+        ISO 8601), "nonce" and "id"; or any text holding a token (the first eyJ… compact JWS, e.g. an access-log \
+        line with "Authorization: Bearer …"; a leading ISO 8601 time or a [dd/Mon/yyyy:HH:MM:SS +zzzz] time \
+        before the token is its "at"). Records without a time are judged at --at. Blank lines are skipped; \
+        unreadable ones are reported as malformed. FILE may be gzip-compressed (.gz) or - for standard input.
+
+        Output (standard output or --output): one record a line, in input order, with the fields \
+        line,id,valid,error,iss,sub,aud,kid,exp,iat,at,message. The summary (JSON) goes to --summary; without it, \
+        to standard output when --output is given, else to standard error.
+
+        Exit status: 0 when the audit ran, whatever the verdicts; 1 when the input could not be read to its end \
+        (the records before that point are still reported); 2 bad usage or configuration; 3 keys unavailable.
+        """
+    )
+
+    @Argument(help: "The log: a file, a .gz file, or - for standard input.") var input: String
+
+    @Option(help: "firebase, firebase-session, apple, facebook or oidc (not with --config).") var provider: String?
+    @OptionGroup var policy: AuditPolicyOptions
+    @Option(name: .customLong("keys"), help: "A JWKS or kid → certificate map file, or a directory of them. Repeatable.")
+    var keys: [String] = []
+    @Option(help: "The time for records that carry none: Unix seconds or ISO 8601 (default: now).") var at: String?
+    @Option(help: "Verification threads (default: all cores).") var threads: Int?
+    @Option(help: "Write the per-record output to this file instead of standard output.") var output: String?
+    @Option(help: "ndjson (default) or csv.") var format: String = "ndjson"
+    @Option(help: "Write the summary (JSON) to this file (- for standard output).") var summary: String?
+    @Option(help: "Write a self-contained HTML report with plots to this file.") var html: String?
+    @Flag(help: "Show progress on standard error even when it is not a terminal.") var progress = false
+    @Option(help: "A JSON file of several profiles; tokens are routed by their issuer (see the README).") var config: String?
+    @Flag(help: "Find replays: second and later appearances of an accepted token are `replayed`.") var replay = false
+    @Option(help: "Find replays in a shared Redis replay store: redis://HOST:PORT[/DB].") var replayStore: String?
+    @Option(help: "The longest line read, in bytes; longer lines are reported as malformed.") var maxLineBytes: Int = 1 << 20
+    @Option(help: "Distinct tokens whose verdicts are remembered, so that repeats are verified once (0: off).")
+    var verdictCache: Int = 16_384
+
+    static let inputFailure = ExitCode(1)
+    static let usageFailure = ExitCode(2)
+    static let keysUnavailable = ExitCode(3)
+
+    func run() async throws {
+        guard let outputFormat = OutputFormat(rawValue: format) else {
+            throw Self.fail("--format must be ndjson or csv, not \(format)", Self.usageFailure)
+        }
+        if let threads, threads < 1 { throw Self.fail("--threads must be at least 1", Self.usageFailure) }
+        if replay && replayStore != nil { throw Self.fail("use --replay or --replay-store, not both", Self.usageFailure) }
+
+        let (judge, configuredAt) = try await buildJudge()
+        var time = Date().timeIntervalSince1970
+        if let text = at {
+            guard let seconds = Timestamp.parse(text) else {
+                throw Self.fail("--at must be Unix seconds or ISO 8601 (2026-01-01T00:00:00Z), not \(text)", Self.usageFailure)
+            }
+            time = seconds
+        } else if let configuredAt {
+            time = configuredAt
+        }
+        let replayDetector = try makeReplayDetector()
+
+        let source: any ByteSource
+        do {
+            let raw: any ByteSource = input == "-" ? FileByteSource(handle: .standardInput) : try FileByteSource(path: input)
+            source = input.hasSuffix(".gz") ? try GzipByteSource(raw, name: input) : raw
+        } catch {
+            throw Self.fail("\(error)", Self.usageFailure)
+        }
+        let sink: FileSink
+        do { sink = try output.map { try FileSink(path: $0) } ?? FileSink(handle: .standardOutput) } catch {
+            throw Self.fail("\(error)", Self.usageFailure)
+        }
+        let options = AuditOptions(threads: threads ?? ProcessInfo.processInfo.activeProcessorCount, defaultTime: time,
+                                   defaultNonce: policy.nonce ?? policy.nonceExact, maxLineBytes: maxLineBytes,
+                                   cacheCapacity: verdictCache, format: outputFormat)
+        let engine = AuditEngine(judge: judge, options: options)
+        let terminal = isatty(STDERR_FILENO) == 1
+        let showProgress = progress || terminal
+        var progressLine: (@Sendable (AuditProgress) -> Void)?
+        if showProgress {
+            progressLine = { update in
+                let text: String = terminal ? "\r\u{1B}[2K" + update.line : update.line + "\n"
+                FileHandle.standardError.write(Data(text.utf8))
+            }
+        }
+        let report: (@Sendable (AuditProgress) -> Void)? = progressLine
+
+        let work = HandOff((source, sink, replayDetector))
+        let result: Result<AuditSummary, AuditOutputError> = await Self.onOwnThread {
+            let (source, sink, replay) = work.value
+            do { return .success(try engine.run(source, output: sink, replay: replay, progress: report)) } catch {
+                return .failure(error as? AuditOutputError ?? AuditOutputError("\(error)"))
+            }
+        }
+        if showProgress && terminal { FileHandle.standardError.write(Data("\n".utf8)) }
+        let audit: AuditSummary
+        switch result {
+        case .success(let value): audit = value
+        case .failure(let error): throw Self.fail(error.description, Self.inputFailure)
+        }
+
+        let json = audit.json()
+        if let path = summary, path != "-" {
+            do { try Data(json.utf8).write(to: URL(fileURLWithPath: path)) } catch {
+                throw Self.fail("cannot write the summary to \(path): \(error.localizedDescription)", Self.usageFailure)
+            }
+        } else if summary == "-" || output != nil {
+            FileHandle.standardOutput.write(Data(json.utf8))
+        } else {
+            FileHandle.standardError.write(Data(json.utf8))
+        }
+        if let path = html {
+            let name = input == "-" ? "standard input" : (input as NSString).lastPathComponent
+            let page = HTMLReport(summary: audit, title: "Token audit of \(name)").render()
+            do { try Data(page.utf8).write(to: URL(fileURLWithPath: path)) } catch {
+                throw Self.fail("cannot write the HTML report to \(path): \(error.localizedDescription)", Self.usageFailure)
+            }
+        }
+        if let error = audit.inputError {
+            throw Self.fail(error.message, Self.inputFailure)
+        }
+    }
+
+    // MARK: Profiles and keys
+
+    private func buildJudge() async throws -> (ProfileJudge, Double?) {
+        if let config {
+            guard provider == nil else { throw Self.fail("--config holds the profiles; do not give --provider as well", Self.usageFailure) }
+            guard keys.isEmpty else { throw Self.fail("--config names each profile's keys; do not give --keys as well", Self.usageFailure) }
+            let configuration: AuditConfiguration
+            do { configuration = try AuditConfiguration.load(path: config) } catch {
+                throw Self.fail(error.reason, Self.usageFailure)
+            }
+            var profiles: [AuditProfile] = []
+            for entry in configuration.profiles {
+                let keySet = try await Self.loadKeys(entry.keys, profile: entry.profile)
+                do { profiles.append(try AuditProfile(name: entry.name, profile: entry.profile, keys: keySet)) } catch {
+                    throw Self.fail("profile \"\(entry.name)\": \(error.reason)", Self.usageFailure)
+                }
+            }
+            do { return (try ProfileJudge(profiles: profiles, nonceMode: policy.nonceMode), configuration.at) } catch {
+                throw Self.fail(error.reason, Self.usageFailure)
+            }
+        }
+        guard let provider else {
+            throw Self.fail("give --provider (firebase, firebase-session, apple, facebook, oidc) or --config", Self.usageFailure)
+        }
+        let profile: Profile
+        do { profile = try policy.profile(provider: provider) } catch {
+            throw Self.fail(error.reason, Self.usageFailure)
+        }
+        var sources = keys
+        if sources.isEmpty {
+            guard let url = profile.keysURL else { throw Self.fail("give --keys (or --jwks-url for oidc)", Self.usageFailure) }
+            sources = [url]
+        }
+        let keySet = try await Self.loadKeys(sources, profile: profile)
+        do {
+            return (try ProfileJudge(profiles: [try AuditProfile(profile: profile, keys: keySet)], nonceMode: policy.nonceMode), nil)
+        } catch {
+            throw Self.fail(error.reason, Self.usageFailure)
+        }
+    }
+
+    /// One key-set snapshot for the whole audit: files, directories (archives) and URLs merged, so that every
+    /// record is judged against the same keys.
+    static func loadKeys(_ sources: [String], profile: Profile) async throws -> JWKSet {
+        var set = JWKSet.empty
+        for source in sources {
+            if RemoteKeys.isURL(source) {
+                let remote: any KeySource
+                do { remote = try RemoteKeys.keySource(url: source, profile: profile) } catch {
+                    throw fail("\(error)", keysUnavailable)
+                }
+                do { set = set.merging(try await remote.keys(refreshingFor: nil)) } catch {
+                    throw fail(error.message, keysUnavailable)
+                }
+                continue
+            }
+            do { set = set.merging(try KeyFiles.load(source)) } catch {
+                throw fail(error.reason, keysUnavailable)
+            }
+        }
+        return set
+    }
+
+    private func makeReplayDetector() throws -> (any ReplayDetector)? {
+        if replay { return MemoryReplayDetector() }
+        guard let url = replayStore else { return nil }
+        guard url.hasPrefix("redis://") else { throw Self.fail("--replay-store takes redis://HOST:PORT[/DB], not \(url)", Self.usageFailure) }
+        throw Self.fail("--replay-store needs the Redis replay cache, which this build does not include yet; use --replay for an in-memory replay check", Self.usageFailure)
+    }
+
+    // MARK: Helpers
+
+    /// Runs `body` on a thread of its own (the audit blocks while its workers run) and resumes with its result.
+    static func onOwnThread<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
+        await withCheckedContinuation { continuation in
+            let thread = Thread { continuation.resume(returning: body()) }
+            thread.stackSize = 1 << 22
+            thread.start()
+        }
+    }
+
+    static func fail(_ message: String, _ code: ExitCode) -> ExitCode {
+        FileHandle.standardError.write(Data("idtoken audit: \(message)\n".utf8))
+        return code
+    }
+}
+
+/// Hands values that are not Sendable to the audit's own thread, which alone uses them from then on.
+final class HandOff<Value>: @unchecked Sendable {
+    let value: Value
+    init(_ value: Value) { self.value = value }
+}
