@@ -2,7 +2,7 @@ import IDTokenKit
 
 /// The fields an audit reports for each record (DESIGN §7): from the verified token, or, for a token refused,
 /// what it says about itself (unverified).
-public struct ReportedClaims: Sendable, Equatable {
+public struct ReportedClaims: Sendable, Hashable {
     public var issuer: String?
     public var subject: String?
     /// `aud` as the token holds it: a string, or a list.
@@ -14,7 +14,7 @@ public struct ReportedClaims: Sendable, Equatable {
     /// `iat` as JSON number text.
     public var issuedAtText: String?
 
-    public enum Audience: Sendable, Equatable {
+    public enum Audience: Sendable, Hashable {
         case single(String)
         case list([String])
 

@@ -1,0 +1,101 @@
+import Foundation
+import IDTokenAudit
+import IDTokenKit
+import Testing
+
+@Suite("Multi-provider audits from a configuration file")
+struct ConfigurationTests {
+    @Test("tokens of three providers are routed by issuer to their profiles")
+    func routing() throws {
+        let run = try AuditRun(try Sample.bytes(Sample.log), judge: try Sample.judge())
+        for result in run.results where result.isValid {
+            let expected = ["https://securetoken.google.com/idtokenkit-sample": "firebase",
+                            "https://appleid.apple.com": "apple", "https://www.facebook.com": "facebook"][result.claims.issuer ?? ""]
+            #expect(result.profile == expected)
+        }
+        #expect(Set(run.results.filter(\.isValid).compactMap(\.profile)) == ["firebase", "apple", "facebook"])
+    }
+
+    @Test("a token whose issuer has no profile is wrong_issuer")
+    func unknownIssuer() throws {
+        let tokens = try Sample.validTokens()
+        let (apple, claims) = try #require(tokens["apple"])
+        let at = Double(try #require(claims["iat"] as? Int)) + 1
+        let config = """
+        {"profiles": [
+          {"provider": "firebase", "projectId": "idtokenkit-sample", "keys": "keys/firebase.json"},
+          {"provider": "facebook", "appId": "1234567890123456", "keys": "keys/facebook.json"}
+        ]}
+        """
+        let configuration = try AuditConfiguration.parse(Array(config.utf8), baseDirectory: Sample.directory)
+        let judge = try ProfileJudge(profiles: configuration.profiles.map {
+            try AuditProfile(name: $0.name, profile: $0.profile, keys: try KeyFiles.load($0.keys[0]))
+        })
+        let (firebase, _) = try #require(tokens["firebase"])
+        let run = try AuditRun(Array([record(apple, at: at), firebase].joined(separator: "\n").utf8), judge: judge)
+        #expect(run.results[0].error?.code == .wrongIssuer)
+        #expect(run.results[0].error?.message.contains("https://appleid.apple.com") == true)
+        #expect(run.results[0].claims.issuer == "https://appleid.apple.com")
+        #expect(run.results[0].signatureVerified == false)
+        #expect(run.results[1].profile == "firebase")
+    }
+
+    @Test("with one profile, the other providers' tokens are refused by that profile's verifier")
+    func singleProfile() throws {
+        let judge = try ProfileJudge(profiles: [try AuditProfile(profile: .firebase(projectID: "idtokenkit-sample"),
+                                                                  keys: try KeyFiles.load(Sample.directory + "/keys/firebase.json"))])
+        let run = try AuditRun(try Sample.bytes(Sample.log), judge: judge)
+        // Their kid is not in Firebase's key set, and the key is looked up before the claims are read.
+        let foreign = run.results.filter { $0.claims.issuer == "https://appleid.apple.com" || $0.claims.issuer == "https://www.facebook.com" }
+        #expect(foreign.count > 40)
+        #expect(foreign.allSatisfy { !$0.isValid })
+        #expect(foreign.filter { $0.error?.code == .unknownKey }.count > 40)
+        #expect(run.results.filter(\.isValid).allSatisfy { $0.claims.issuer == "https://securetoken.google.com/idtokenkit-sample" })
+        #expect(run.results.filter(\.isValid).count > 20)
+    }
+
+    @Test("the configuration's time, leeway, names and key paths are read")
+    func parse() throws {
+        let configuration = try AuditConfiguration.load(path: Sample.config)
+        #expect(configuration.at == Sample.at)
+        #expect(configuration.profiles.map(\.name) == ["firebase", "apple", "facebook"])
+        #expect(configuration.profiles[0].keys == [Sample.directory + "/keys/firebase.json"])
+        #expect(configuration.profiles.allSatisfy { $0.profile.leeway.seconds == 60 })
+        let oidc = try AuditConfiguration.parse(Array("""
+        {"leeway": 30, "profiles": [{"name": "ci", "provider": "oidc", "issuers": ["https://issuer.example"], "audiences": "api",
+          "algorithms": ["ES256"], "leeway": 10, "keys": ["/abs/keys.json", "https://issuer.example/jwks"]}]}
+        """.utf8), baseDirectory: "/base")
+        #expect(oidc.profiles[0].name == "ci")
+        #expect(oidc.profiles[0].profile.algorithms == [.es256])
+        #expect(oidc.profiles[0].profile.leeway.seconds == 10)
+        #expect(oidc.profiles[0].keys == ["/abs/keys.json", "https://issuer.example/jwks"])
+    }
+
+    @Test("mistakes in a configuration are refused with a reason",
+          arguments: [
+            ("{\"profiles\": []}", "profiles"),
+            ("{\"profiles\": [{\"provider\": \"firebase\"}]}", "projectId"),
+            ("{\"profiles\": [{\"provider\": \"myspace\"}]}", "unknown provider"),
+            ("{\"profiles\": [{\"provider\": \"apple\", \"audience\": [\"x\"]}]}", "unknown member"),
+            ("{\"profiles\": [{\"provider\": \"apple\", \"audiences\": [\"x\"], \"keys\": \"k\"}, {\"provider\": \"apple\", \"audiences\": [\"y\"], \"keys\": \"k\"}]}", "named"),
+            ("{\"profiles\": [{\"provider\": \"apple\", \"audiences\": [\"x\"], \"leeway\": 999}]}", "leeway"),
+            ("{\"profiles\": [{\"provider\": \"oidc\", \"issuers\": [\"i\"], \"audiences\": [\"a\"], \"algorithms\": [\"HS256\"]}]}", "algorithm"),
+            ("{\"profiles\": [{\"provider\": \"oidc\", \"issuers\": [\"i\"], \"audiences\": [\"a\"]}]}", "keys"),
+            ("{\"at\": \"soon\", \"profiles\": [{\"provider\": \"apple\", \"audiences\": [\"x\"]}]}", "at"),
+          ])
+    func refused(_ text: String, _ reason: String) {
+        #expect {
+            _ = try AuditConfiguration.parse(Array(text.utf8), baseDirectory: ".")
+        } throws: { error in
+            (error as? ConfigurationError)?.reason.contains(reason) == true
+        }
+    }
+
+    @Test("two profiles that accept the same issuer are refused")
+    func duplicateIssuer() throws {
+        let keys = try KeyFiles.load(Sample.directory + "/keys/apple.json")
+        let a = try AuditProfile(name: "a", profile: .apple(clientIDs: ["x"]), keys: keys)
+        let b = try AuditProfile(name: "b", profile: .apple(clientIDs: ["y"]), keys: keys)
+        #expect(throws: ConfigurationError.self) { try ProfileJudge(profiles: [a, b]) }
+    }
+}

@@ -1,0 +1,146 @@
+import Foundation
+import IDTokenAudit
+import IDTokenKit
+import Testing
+
+@Suite("Reading records from lines")
+struct RecordExtractorTests {
+    let token = "eyJhbGciOiJSUzI1NiIsImtpZCI6IjEifQ.eyJzdWIiOiIxIn0.c2lnbmF0dXJl"
+
+    func extract(_ text: String, number: Int = 1) -> AuditRecord? {
+        RecordExtractor().extract(RawLine(number: number, bytes: Array(text.utf8), length: text.utf8.count))
+    }
+
+    @Test("a bare token is the whole line")
+    func bareToken() throws {
+        let record = try #require(extract("  \(token)\t", number: 9))
+        #expect(record.form == .bareToken)
+        #expect(record.token == token)
+        #expect(record.line == 9)
+        #expect(record.at == nil)
+    }
+
+    @Test("a one-word line is judged whole, so a padded token is not trimmed into shape")
+    func paddedTokenIsJudgedWhole() throws {
+        let record = try #require(extract(token + "=="))
+        #expect(record.form == .bareToken)
+        #expect(record.token == token + "==")
+        let damaged = try #require(extract("abc.def"))
+        #expect(damaged.token == "abc.def")
+    }
+
+    @Test("a JSON record with token, at as Unix seconds, id and nonce")
+    func jsonRecord() throws {
+        let record = try #require(extract("{\"id\":\"req-1\",\"at\":1767225600.5,\"nonce\":\"n-1\",\"token\":\"\(token)\"}"))
+        #expect(record.form == .json)
+        #expect(record.token == token)
+        #expect(record.at == 1_767_225_600.5)
+        #expect(record.id == .string("req-1"))
+        #expect(record.nonce == "n-1")
+        #expect(record.problem == nil)
+    }
+
+    @Test("a JSON record with at in ISO 8601 and a numeric id")
+    func jsonISOTime() throws {
+        let record = try #require(extract("{\"token\":\"\(token)\",\"at\":\"2026-01-01T01:00:00+01:00\",\"id\":42}"))
+        #expect(record.at == 1_767_225_600)
+        #expect(record.id == .json("42"))
+    }
+
+    @Test("an access-log line: the Bearer token, and the leading ISO 8601 time as at")
+    func accessLog() throws {
+        let record = try #require(extract("2026-01-01T10:00:00Z 203.0.113.9 POST /api 200 \"Authorization: Bearer \(token)\" ua=x"))
+        #expect(record.form == .text)
+        #expect(record.token == token)
+        #expect(record.at == 1_767_261_600)
+    }
+
+    @Test("a Common Log Format line: the token in a query string, the bracketed time as at")
+    func commonLog() throws {
+        let record = try #require(extract("198.51.100.7 - - [01/Jan/2026:11:00:00 +0100] \"GET /cb?id_token=\(token)&state=1 HTTP/1.1\" 302 0"))
+        #expect(record.token == token)
+        #expect(record.at == 1_767_261_600)
+    }
+
+    @Test("a text line without a time keeps at empty, so the audit's time applies")
+    func textWithoutTime() throws {
+        let record = try #require(extract("user signed in with \(token) today"))
+        #expect(record.token == token)
+        #expect(record.at == nil)
+        let word = try #require(extract("id_token=\(token)"))
+        #expect(word.form == .text)
+        #expect(word.token == token)
+    }
+
+    @Test("blank lines are skipped")
+    func blankLines() {
+        #expect(extract("") == nil)
+        #expect(extract(" \t \r") == nil)
+    }
+
+    @Test("unreadable lines are malformed, with their line number in the message",
+          arguments: [
+            "just some words",
+            "{\"token\": 42}",
+            "{\"at\": 1}",
+            "{\"token\": \"x.y.z\", \"at\": \"yesterday\"}",
+            "{\"token\": \"x.y.z\", \"nonce\": 7}",
+            "{\"token\": \"x.y.z\"",
+            "{\"token\": \"a\", \"token\": \"b\"}",
+          ])
+    func malformed(_ text: String) throws {
+        let record = try #require(extract(text, number: 17))
+        let problem = try #require(record.problem)
+        #expect(problem.code == .malformed)
+        #expect(problem.message.contains("17"))
+        #expect(record.token == nil)
+    }
+
+    @Test("binary junk is malformed, named as binary data")
+    func binary() throws {
+        let bytes: [UInt8] = [0x00, 0xFF, 0xFE, 0x41, 0x01, 0xC3, 0x28, 0x7F, 0x20, 0x9F]
+        let record = try #require(RecordExtractor().extract(RawLine(number: 3, bytes: bytes, length: bytes.count)))
+        #expect(record.problem?.code == .malformed)
+        #expect(record.problem?.message.contains("binary") == true)
+    }
+
+    @Test("a line over the cap is malformed without being read")
+    func overLong() throws {
+        let record = try #require(RecordExtractor().extract(RawLine(number: 5, bytes: Array(repeating: 0x41, count: 10), length: 50_000_000)))
+        #expect(record.problem?.code == .malformed)
+        #expect(record.problem?.message.contains("50000000 bytes") == true)
+    }
+
+    @Test("a line cut by an input error is malformed")
+    func cutLine() throws {
+        let record = try #require(RecordExtractor().extract(RawLine(number: 8, bytes: Array(token.utf8), length: token.utf8.count, cutByInputError: true)))
+        #expect(record.problem?.code == .malformed)
+    }
+}
+
+@Suite("Reading times")
+struct TimestampTests {
+    @Test("Unix seconds and ISO 8601 forms",
+          arguments: [
+            ("1767225600", 1_767_225_600.0), ("1767225600.25", 1_767_225_600.25),
+            ("2026-01-01T00:00:00Z", 1_767_225_600), ("2026-01-01T00:00:00.5Z", 1_767_225_600.5),
+            ("2026-01-01T02:30:00+02:30", 1_767_225_600), ("2025-12-31T19:00:00-0500", 1_767_225_600),
+            ("2026-01-01 00:00:00", 1_767_225_600), ("2024-02-29T12:00:00Z", 1_709_208_000),
+            ("1970-01-01T00:00:00Z", 0),
+          ])
+    func parses(_ text: String, _ seconds: Double) {
+        #expect(Timestamp.parse(text) == seconds)
+    }
+
+    @Test("nonsense is refused", arguments: ["", "yesterday", "2026-13-01T00:00:00Z", "2025-02-29T00:00:00Z", "2026-01-01T25:00:00Z",
+                                              "2026-01-01", "12.5.3", "2026-01-01T00:00:00Zjunk"])
+    func refuses(_ text: String) {
+        #expect(Timestamp.parse(text) == nil)
+    }
+
+    @Test("formats UTC")
+    func formats() {
+        #expect(Timestamp.iso8601String(1_767_225_600) == "2026-01-01T00:00:00Z")
+        #expect(Timestamp.iso8601String(951_782_400) == "2000-02-29T00:00:00Z")
+    }
+}
