@@ -39,6 +39,24 @@ public struct AuditConfiguration: Sendable {
     /// The time for records that carry none, when the file sets one.
     public let at: Double?
 
+    /// A judge for these profiles with keys read from files and directories (``KeyFiles``). A profile whose
+    /// keys are a URL needs them fetched first: build its ``AuditProfile`` with the fetched set instead.
+    /// - Throws: ``ConfigurationError`` when a key file cannot be read or a key source is a URL.
+    public func judge(nonceMode: NonceMode? = nil) throws(ConfigurationError) -> ProfileJudge {
+        var built: [AuditProfile] = []
+        for entry in profiles {
+            var keys = JWKSet.empty
+            for source in entry.keys {
+                if KeyFiles.isURL(source) {
+                    throw ConfigurationError("profile \"\(entry.name)\" takes its keys from \(source); fetch them first")
+                }
+                keys = keys.merging(try KeyFiles.load(source))
+            }
+            built.append(try AuditProfile(name: entry.name, profile: entry.profile, keys: keys))
+        }
+        return try ProfileJudge(profiles: built, nonceMode: nonceMode)
+    }
+
     /// Reads the configuration at `path`.
     public static func load(path: String) throws(ConfigurationError) -> AuditConfiguration {
         guard let data = FileManager.default.contents(atPath: path) else {

@@ -19,11 +19,7 @@ enum Sample {
 
     /// The judge of the sample's configuration: Firebase, Apple and Facebook, routed by issuer.
     static func judge() throws -> ProfileJudge {
-        let configuration = try AuditConfiguration.load(path: config)
-        let profiles = try configuration.profiles.map { entry in
-            try AuditProfile(name: entry.name, profile: entry.profile, keys: try KeyFiles.load(entry.keys[0]))
-        }
-        return try ProfileJudge(profiles: profiles)
+        try AuditConfiguration.load(path: config).judge()
     }
 
     /// What the generator says the audit must find (computed in Python, not by IDTokenKit).
