@@ -1,5 +1,10 @@
 import Foundation
 import IDTokenKit
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// Audits a log of tokens: reads it as a stream, judges every record on several threads, and writes the verdicts
 /// in input order with a summary.
@@ -40,6 +45,7 @@ public final class AuditEngine: @unchecked Sendable {
                     onResult: ((AuditResult) -> Void)? = nil,
                     progress: ((AuditProgress) -> Void)? = nil) throws -> AuditSummary {
         let started = DispatchTime.now().uptimeNanoseconds
+        let startedCPU = clock()
         func elapsed() -> Double { Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9 }
 
         let reader = HandOff(LineReader(input, maxLineBytes: options.maxLineBytes))
@@ -145,6 +151,7 @@ public final class AuditEngine: @unchecked Sendable {
             do { try output.flush() } catch { failure = error }
         }
         summary.elapsedSeconds = elapsed()
+        summary.cpuSeconds = Double(clock() - startedCPU) / Double(CLOCKS_PER_SEC)
         progress?(AuditProgress(records: summary.records, lines: summary.lines, elapsedSeconds: summary.elapsedSeconds,
                                 bytesRead: max(lastBatch.bytes, reader.value.bytesConsumed), totalBytes: totalBytes))
         if let failure { throw failure }

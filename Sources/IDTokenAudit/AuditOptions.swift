@@ -22,7 +22,7 @@ public struct AuditOptions: Sendable {
     public var progressInterval: Double
 
     public init(threads: Int = ProcessInfo.processInfo.activeProcessorCount, defaultTime: Double,
-                defaultNonce: String? = nil, maxLineBytes: Int = 1 << 20, cacheCapacity: Int = 16_384,
+                defaultNonce: String? = nil, maxLineBytes: Int = 1 << 20, cacheCapacity: Int = 8192,
                 batchLines: Int = 256, batchBytes: Int = 1 << 20, batchesPerThread: Int = 4,
                 format: OutputFormat = .ndjson, progressInterval: Double = 0.5) {
         self.threads = max(1, threads)

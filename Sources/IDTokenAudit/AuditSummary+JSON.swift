@@ -55,6 +55,8 @@ extension AuditSummary {
         field("threads", "\(threads)")
         field("elapsedSeconds", number((elapsedSeconds * 1000).rounded() / 1000))
         field("tokensPerSecond", number(tokensPerSecond.rounded()))
+        field("cpuSeconds", number((cpuSeconds * 1000).rounded() / 1000))
+        field("tokensPerCPUSecond", number(tokensPerCPUSecond.rounded()))
         field("inputError", inputError.map { JSONText.quoted($0.message) } ?? "null")
         return out + "\n}\n"
     }

@@ -42,6 +42,8 @@ public struct AuditSummary: Sendable {
     public internal(set) var cacheHits = 0
     public internal(set) var threads = 1
     public internal(set) var elapsedSeconds = 0.0
+    /// Processor time the whole process used during the audit (every thread), for rates on a shared machine.
+    public internal(set) var cpuSeconds = 0.0
     /// Why the input could not be read to its end, if so. The records before that point were audited.
     public internal(set) var inputError: AuditInputError?
     /// Verdicts per time bucket of `at`: series "valid" and one per error code.
@@ -77,6 +79,9 @@ public struct AuditSummary: Sendable {
 
     /// Records per second of wall time.
     public var tokensPerSecond: Double { elapsedSeconds > 0 ? Double(records) / elapsedSeconds : 0 }
+
+    /// Records per second of processor time (all threads).
+    public var tokensPerCPUSecond: Double { cpuSeconds > 0 ? Double(records) / cpuSeconds : 0 }
 
     /// Adds one record's result.
     mutating func add(_ result: AuditResult) {

@@ -80,8 +80,15 @@ public struct ProfileJudge: TokenJudge {
         let profile = entry.profile
         let leeway = Double(profile.leeway.seconds)
         let expected = nonce.map { (nonceMode ?? profile.nonceMode)?.expecting($0) ?? .exact($0) }
+        let now = Date(timeIntervalSince1970: at)
         do throws(TokenError) {
-            let verified = try entry.verifier.verify(token, keys: entry.keys, now: Date(timeIntervalSince1970: at), nonce: expected)
+            let verified: VerifiedToken
+            if let (jws, _) = peeked, profile.limits == peekLimits {
+                // Routing already split the token with these limits: verify that split, not a second one.
+                verified = try entry.verifier.verify(jws, keys: entry.keys, now: now, nonce: expected)
+            } else {
+                verified = try entry.verifier.verify(token, keys: entry.keys, now: now, nonce: expected)
+            }
             return Judgement(error: nil, signatureVerified: true, header: verified.header.object, claims: verified.claims.object,
                              leeway: leeway, profile: entry.name)
         } catch {

@@ -7,28 +7,35 @@ import IDTokenKit
 /// (each shifted by the leeway; see ``Judgement/timeThresholds``). Each entry therefore holds the interval of
 /// times between the thresholds around the time it was judged at, and answers only for times inside it: the
 /// same token judged before and after its expiry gets two verdicts, each computed once. Entries are keyed by the
-/// token's exact bytes and the record's nonce.
+/// SHA-256 of the token's exact bytes and the record's nonce.
 ///
 /// Memory is bounded: each of the shards keeps two generations of at most `capacity / shards` tokens and drops
 /// the older generation when the newer fills. Each shard has its own lock, held for a dictionary lookup.
 final class VerdictCache: @unchecked Sendable {
-    struct Key: Hashable {
-        let token: String
-        let nonce: String?
+    /// The SHA-256 of the token's bytes (and of the nonce, when there is one): 32 bytes a key whatever the
+    /// token's length, compared in four words, and no token two different byte strings can share.
+    struct Key: Hashable, Sendable {
+        let a: UInt64, b: UInt64, c: UInt64, d: UInt64
 
-        // Hash and compare bytes: String equality is Unicode-canonical, and two different byte strings
-        // must never share a verdict.
-        func hash(into hasher: inout Hasher) {
-            var token = token
-            token.withUTF8 { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
-            hasher.combine(nonce)
+        init(token: String, nonce: String?) {
+            let digest: [UInt8]
+            if let nonce {
+                var bytes = Array(token.utf8)
+                bytes.append(0)                       // tokens never hold NUL: the split is unambiguous
+                bytes.append(contentsOf: nonce.utf8)
+                digest = SHA256.hash(bytes)
+            } else {
+                digest = SHA256.hash(utf8: token)
+            }
+            func word(_ k: Int) -> UInt64 {
+                var value: UInt64 = 0
+                for byte in digest[(k * 8)..<(k * 8 + 8)] { value = value << 8 | UInt64(byte) }
+                return value
+            }
+            a = word(0); b = word(1); c = word(2); d = word(3)
         }
 
-        static func == (a: Key, b: Key) -> Bool {
-            a.token.utf8.elementsEqual(b.token.utf8)
-                && (a.nonce == nil) == (b.nonce == nil)
-                && (a.nonce ?? "").utf8.elementsEqual((b.nonce ?? "").utf8)
-        }
+        func hash(into hasher: inout Hasher) { hasher.combine(a) }
     }
 
     /// A verdict and the interval of times `[from, until)` for which it holds.
@@ -38,19 +45,40 @@ final class VerdictCache: @unchecked Sendable {
         let verdict: Verdict
     }
 
-    /// What is reused: everything an ``AuditResult`` needs besides the record's own line, id and time.
-    struct Verdict: Sendable {
+    /// What is reused: everything an ``AuditResult`` needs besides the record's own line, id and time. A class,
+    /// so that an entry is a pointer: cheap to move inside the dictionary, and one allocation per verdict.
+    final class Verdict: Sendable {
         let error: TokenError?
         let claims: ReportedClaims
         let signatureVerified: Bool
         let profile: String?
         let replayEntry: ReplayEntry?
+
+        init(error: TokenError?, claims: ReportedClaims, signatureVerified: Bool, profile: String?, replayEntry: ReplayEntry?) {
+            self.error = error
+            self.claims = claims
+            self.signatureVerified = signatureVerified
+            self.profile = profile
+            self.replayEntry = replayEntry
+        }
+    }
+
+    /// A token's last two verdicts, inline (no allocation per token).
+    struct Pair: Sendable {
+        var latest: Entry
+        var earlier: Entry?
+
+        func verdict(at time: Double) -> Verdict? {
+            if latest.from <= time && time < latest.until { return latest.verdict }
+            if let earlier, earlier.from <= time && time < earlier.until { return earlier.verdict }
+            return nil
+        }
     }
 
     private final class Shard {
         let lock = NSLock()
-        var current: [Key: [Entry]] = [:]
-        var previous: [Key: [Entry]] = [:]
+        var current: [Key: Pair] = [:]
+        var previous: [Key: Pair] = [:]
     }
 
     private let shards: [Shard]
@@ -66,7 +94,7 @@ final class VerdictCache: @unchecked Sendable {
     var isEnabled: Bool { perShard > 0 }
 
     private func shard(_ key: Key) -> Shard {
-        shards[Int(UInt(bitPattern: key.hashValue) % UInt(shards.count))]
+        shards[Int(key.b % UInt64(shards.count))]
     }
 
     func lookup(_ key: Key, at: Double) -> Verdict? {
@@ -74,18 +102,18 @@ final class VerdictCache: @unchecked Sendable {
         let shard = shard(key)
         shard.lock.lock()
         defer { shard.lock.unlock() }
-        let entries = shard.current[key] ?? shard.previous[key]
-        return entries?.first(where: { $0.from <= at && at < $0.until })?.verdict
+        return (shard.current[key] ?? shard.previous[key])?.verdict(at: at)
     }
 
+    /// Remembers `entry` for `key`, with the verdict before it: a log presents a token over a short span, so the
+    /// last two intervals are the ones most likely asked for next.
     func insert(_ key: Key, _ entry: Entry) {
         guard isEnabled else { return }
         let shard = shard(key)
         shard.lock.lock()
         defer { shard.lock.unlock() }
-        if var entries = shard.current[key] {
-            if entries.count < 8 { entries.append(entry) }
-            shard.current[key] = entries
+        if let pair = shard.current[key] {
+            shard.current[key] = Pair(latest: entry, earlier: pair.latest)
             return
         }
         if shard.current.count >= perShard {
@@ -93,7 +121,7 @@ final class VerdictCache: @unchecked Sendable {
             shard.current = [:]
             shard.current.reserveCapacity(perShard)
         }
-        shard.current[key] = (shard.previous[key] ?? []).suffix(7) + [entry]
+        shard.current[key] = Pair(latest: entry, earlier: shard.previous[key]?.latest)
     }
 
     /// The interval `[from, until)` around `at` that no threshold splits.

@@ -47,7 +47,7 @@ struct AuditCommand: AsyncParsableCommand {
     @Option(help: "Find replays in a shared Redis replay store: redis://HOST:PORT[/DB].") var replayStore: String?
     @Option(help: "The longest line read, in bytes; longer lines are reported as malformed.") var maxLineBytes: Int = 1 << 20
     @Option(help: "Distinct tokens whose verdicts are remembered, so that repeats are verified once (0: off).")
-    var verdictCache: Int = 16_384
+    var verdictCache: Int = 8192
 
     static let inputFailure = ExitCode(1)
     static let usageFailure = ExitCode(2)
