@@ -13,38 +13,72 @@ public protocol ReplayDetector: AnyObject {
     func record(_ entry: ReplayEntry, line: Int, at: Double) throws(TokenError) -> Int?
 }
 
-/// Remembers every accepted token of this audit in memory: a 16-byte digest prefix, the issuer and the first
-/// line, about 50 bytes a token. Unlike an online replay cache it never forgets an entry when a token expires,
-/// because a log's times need not be in order.
+/// Remembers every accepted token of this audit in memory: 128 bits of its replay key (the signature digest,
+/// mixed with the issuer) and the line it was first accepted on, 20 bytes a token in an open-addressing table
+/// kept at most 70 % full (about 30 bytes a token, 60 MB at the peak of growing past a million). Unlike an online
+/// replay cache it never forgets an entry when a token expires, because a log's times need not be in order.
 public final class MemoryReplayDetector: ReplayDetector {
-    struct Key: Hashable {
-        let high: UInt64
-        let low: UInt64
-        let issuer: Int32
+    private var words: [UInt64]      // two per slot; (0, 0) is an empty slot
+    private var lines: [UInt32]
+    private var mask: Int
+    private var issuers: [String: UInt64] = [:]
+    /// How many distinct accepted tokens it holds.
+    public private(set) var count = 0
+
+    public init(initialCapacity: Int = 1 << 14) {
+        var capacity = 16
+        while capacity < initialCapacity { capacity <<= 1 }
+        words = Array(repeating: 0, count: capacity * 2)
+        lines = Array(repeating: 0, count: capacity)
+        mask = capacity - 1
     }
 
-    private var firstLines: [Key: Int] = [:]
-    private var issuers: [String: Int32] = [:]
-
-    public init() {}
-
-    /// How many distinct accepted tokens it holds.
-    public var count: Int { firstLines.count }
-
     public func record(_ entry: ReplayEntry, line: Int, at: Double) throws(TokenError) -> Int? {
-        let issuer: Int32
+        let issuer: UInt64
         if let known = issuers[entry.issuer] { issuer = known } else {
-            issuer = Int32(issuers.count)
+            issuer = UInt64(issuers.count + 1) &* 0x9E37_79B9_7F4A_7C15
             issuers[entry.issuer] = issuer
         }
         var high: UInt64 = 0, low: UInt64 = 0
         for (k, byte) in entry.signatureDigest.prefix(16).enumerated() {
             if k < 8 { high = high << 8 | UInt64(byte) } else { low = low << 8 | UInt64(byte) }
         }
-        let key = Key(high: high, low: low, issuer: issuer)
-        if let first = firstLines[key] { return first }
-        firstLines[key] = line
+        high ^= issuer
+        if high == 0 && low == 0 { low = 1 }
+        if let first = find(high, low) { return first }
+        if (count + 1) * 10 > lines.count * 7 { grow() }
+        insert(high, low, line: UInt32(clamping: line))
+        count += 1
         return nil
+    }
+
+    private func find(_ high: UInt64, _ low: UInt64) -> Int? {
+        var slot = Int(truncatingIfNeeded: low) & mask
+        while true {
+            let h = words[2 * slot], l = words[2 * slot + 1]
+            if h == 0 && l == 0 { return nil }
+            if h == high && l == low { return Int(lines[slot]) }
+            slot = (slot + 1) & mask
+        }
+    }
+
+    private func insert(_ high: UInt64, _ low: UInt64, line: UInt32) {
+        var slot = Int(truncatingIfNeeded: low) & mask
+        while words[2 * slot] != 0 || words[2 * slot + 1] != 0 { slot = (slot + 1) & mask }
+        words[2 * slot] = high
+        words[2 * slot + 1] = low
+        lines[slot] = line
+    }
+
+    private func grow() {
+        let oldWords = words, oldLines = lines
+        let capacity = oldLines.count * 2
+        words = Array(repeating: 0, count: capacity * 2)
+        lines = Array(repeating: 0, count: capacity)
+        mask = capacity - 1
+        for slot in oldLines.indices where oldWords[2 * slot] != 0 || oldWords[2 * slot + 1] != 0 {
+            insert(oldWords[2 * slot], oldWords[2 * slot + 1], line: oldLines[slot])
+        }
     }
 }
 
