@@ -162,12 +162,7 @@ struct AuditCommand: AsyncParsableCommand {
         do { profile = try policy.profile(provider: provider) } catch {
             throw Self.fail(error.reason, Self.usageFailure)
         }
-        var sources = keys
-        if sources.isEmpty {
-            guard let url = profile.keysURL else { throw Self.fail("give --keys (or --jwks-url for oidc)", Self.usageFailure) }
-            sources = [url]
-        }
-        let keySet = try await Self.loadKeys(sources, profile: profile)
+        let keySet = try await Self.loadKeys(keys, profile: profile)
         do {
             return (try ProfileJudge(profiles: [try AuditProfile(profile: profile, keys: keySet)], nonceMode: policy.nonceMode), nil)
         } catch {
@@ -175,26 +170,25 @@ struct AuditCommand: AsyncParsableCommand {
         }
     }
 
-    /// One key-set snapshot for the whole audit: files, directories (archives) and URLs merged, so that every
-    /// record is judged against the same keys.
+    /// One key-set snapshot for the whole audit, so that every record is judged against the same keys: key
+    /// files and archive directories merged, or one URL fetched once (DESIGN §5, through ``KeySourceResolver``).
     static func loadKeys(_ sources: [String], profile: Profile) async throws -> JWKSet {
-        var set = JWKSet.empty
-        for source in sources {
-            if RemoteKeys.isURL(source) {
-                let remote: any KeySource
-                do { remote = try RemoteKeys.keySource(url: source, profile: profile) } catch {
-                    throw fail("\(error)", keysUnavailable)
-                }
-                do { set = set.merging(try await remote.keys(refreshingFor: nil)) } catch {
-                    throw fail(error.message, keysUnavailable)
-                }
-                continue
-            }
-            do { set = set.merging(try KeyFiles.load(source)) } catch {
-                throw fail(error.reason, keysUnavailable)
-            }
+        let source: any KeySource
+        do {
+            source = try KeySourceResolver.resolve(sources, defaultURL: profile.keysURL, cachePolicy: RemoteKeys.cachePolicy,
+                                                   logger: RemoteKeys.logger())
+        } catch where error.kind == .noUsableKeys {
+            throw fail(error.description, keysUnavailable)
+        } catch {
+            throw fail(error.description, usageFailure)
         }
-        return set
+        let snapshot: Result<JWKSet, TokenError>
+        do throws(TokenError) { snapshot = .success(try await source.keys(refreshingFor: nil)) } catch { snapshot = .failure(error) }
+        if let remote = source as? HTTPKeySource { await remote.shutdown() }
+        switch snapshot {
+        case .success(let set): return set
+        case .failure(let error): throw fail(error.message, keysUnavailable)
+        }
     }
 
     private func makeReplayDetector() throws -> (any ReplayDetector)? {
