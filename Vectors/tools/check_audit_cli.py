@@ -1,0 +1,103 @@
+#!/usr/bin/env python3
+"""Runs `idtoken audit` on the bundled sample (Vectors/samples/) and checks what a user sees against what the
+generator computed independently (expected-summary.json): the counts, the exit statuses, the NDJSON and CSV
+outputs (read back with Python's own json and csv modules), gzip input, replays, and a truncated gzip file.
+
+Usage: python3 Vectors/tools/check_audit_cli.py PATH/TO/idtoken
+Prints "N passed, M failed" and exits non-zero when a check fails.
+"""
+import csv
+import io
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SAMPLES = os.path.normpath(os.path.join(HERE, "..", "samples"))
+FIELDS = ["line", "id", "valid", "error", "iss", "sub", "aud", "kid", "exp", "iat", "at", "message"]
+
+passed, failed = 0, 0
+
+
+def check(name, condition, detail=""):
+    global passed, failed
+    if condition:
+        passed += 1
+    else:
+        failed += 1
+        print(f"FAIL {name} {detail}", file=sys.stderr)
+
+
+def audit(binary, *args):
+    return subprocess.run([binary, "audit", *args], capture_output=True, text=True)
+
+
+def main():
+    binary = sys.argv[1]
+    expected = json.load(open(os.path.join(SAMPLES, "expected-summary.json")))
+    config = os.path.join(SAMPLES, "audit-config.json")
+    log = os.path.join(SAMPLES, "sample.log")
+    with tempfile.TemporaryDirectory() as tmp:
+        for source in [log, log + ".gz"]:
+            out = os.path.join(tmp, "out.ndjson")
+            run = audit(binary, source, "--config", config, "--output", out, "--summary", "-", "--threads", "3")
+            check(f"{source}: exit 0", run.returncode == 0, run.stderr)
+            summary = json.loads(run.stdout)
+            for key in ["lines", "records", "blankLines", "valid", "invalid", "byError"]:
+                check(f"{source}: summary {key}", summary[key] == expected[key], f"{summary[key]} != {expected[key]}")
+            records = [json.loads(line) for line in open(out)]
+            check(f"{source}: one NDJSON object per record", len(records) == expected["records"])
+            check(f"{source}: fields in order", all(list(r.keys()) == FIELDS for r in records))
+            check(f"{source}: input order", [r["line"] for r in records] == sorted(r["line"] for r in records))
+            check(f"{source}: valid count", sum(r["valid"] for r in records) == expected["valid"])
+
+        run = audit(binary, log, "--config", config, "--replay", "--summary", "-", "--output", os.devnull)
+        summary = json.loads(run.stdout)
+        check("replays", summary["replays"]["count"] == expected["replaysWithReplayOption"], run.stdout[:200])
+        check("replays lower valid", summary["valid"] == expected["valid"] - expected["replaysWithReplayOption"])
+
+        run = audit(binary, log, "--config", config, "--format", "csv", "--summary", os.path.join(tmp, "s.json"))
+        rows = list(csv.reader(io.StringIO(run.stdout, newline="")))
+        check("csv header", rows[0] == FIELDS, str(rows[0]))
+        check("csv rows", len(rows) - 1 == expected["records"])
+        check("csv row width", all(len(r) == len(FIELDS) for r in rows))
+        errors = {}
+        for r in rows[1:]:
+            if r[3]:
+                errors[r[3]] = errors.get(r[3], 0) + 1
+        check("csv error counts", errors == expected["byError"], str(errors))
+
+        with open(log + ".gz", "rb") as f:
+            data = f.read()
+        cut = os.path.join(tmp, "cut.log.gz")
+        with open(cut, "wb") as f:
+            f.write(data[: len(data) // 2])
+        run = audit(binary, cut, "--config", config, "--summary", os.path.join(tmp, "cut.json"), "--output", os.path.join(tmp, "cut.ndjson"))
+        check("truncated gzip: exit 1", run.returncode == 1, run.stderr)
+        check("truncated gzip: says so", "truncated" in run.stderr, run.stderr)
+        cut_summary = json.load(open(os.path.join(tmp, "cut.json")))
+        check("truncated gzip: earlier records audited", 0 < cut_summary["records"] < expected["records"])
+        check("truncated gzip: inputError", "truncated" in (cut_summary["inputError"] or ""))
+
+        html = os.path.join(tmp, "r.html")
+        run = audit(binary, log, "--config", config, "--html", html, "--output", os.devnull, "--summary", os.devnull)
+        page = open(html).read()
+        check("html: three plots, no script", page.count("<svg") == 3 and "<script" not in page)
+
+        run = audit(binary, log, "--provider", "firebase")
+        check("usage: --provider without --project-id exits 2", run.returncode == 2, run.stderr)
+        run = audit(binary, log, "--config", config, "--format", "xml")
+        check("usage: bad --format exits 2", run.returncode == 2, run.stderr)
+        empty = os.path.join(tmp, "empty.log")
+        open(empty, "w").close()
+        run = audit(binary, empty, "--config", config, "--summary", "-", "--output", os.devnull)
+        check("empty file: exit 0, no records", run.returncode == 0 and json.loads(run.stdout)["records"] == 0, run.stderr)
+
+    print(f"{passed} passed, {failed} failed")
+    sys.exit(1 if failed else 0)
+
+
+if __name__ == "__main__":
+    main()
