@@ -155,3 +155,24 @@ struct InputFormTests {
         }
     }
 }
+
+@Suite("Progress")
+struct ProgressTests {
+    @Test("progress reports records and the share of the input read, ending at all of it")
+    func progress() throws {
+        let bytes = try Sample.bytes(Sample.log)
+        final class Box: @unchecked Sendable { var updates: [AuditProgress] = [] }
+        let box = Box()
+        let options = AuditOptions(threads: 2, defaultTime: Sample.at, batchLines: 5, progressInterval: 0)
+        let summary = try AuditEngine(judge: try Sample.judge(), options: options)
+            .run(MemoryByteSource(bytes, chunkSize: 2000), progress: { box.updates.append($0) })
+        let last = try #require(box.updates.last)
+        #expect(box.updates.count > 3)
+        #expect(last.records == summary.records)
+        #expect(last.fraction == 1)
+        #expect(last.totalBytes == Int64(bytes.count))
+        #expect(box.updates.map(\.records) == box.updates.map(\.records).sorted())
+        #expect(last.line.contains("\(summary.records) records"))
+        #expect(last.line.contains("100%"))
+    }
+}

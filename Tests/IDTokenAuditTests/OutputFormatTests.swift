@@ -8,19 +8,18 @@ struct OutputFormatTests {
     /// RFC 4180 reader for the test: quoted fields, doubled quotes, CRLF records.
     func parseCSV(_ text: String) -> [[String]] {
         var rows: [[String]] = [], row: [String] = [], field = ""
-        var quoted = false, wasQuoted = false
+        var quoted = false
         var chars = Array(text)[...]
         while let c = chars.popFirst() {
             if quoted {
                 if c == "\"" {
                     if chars.first == "\"" { field.append("\""); chars.removeFirst() } else { quoted = false }
                 } else { field.append(c) }
-            } else if c == "\"" { quoted = true; wasQuoted = true }
-            else if c == "," { row.append(field); field = ""; wasQuoted = false }
-            else if c == "\r\n" || c == "\n" { row.append(field); rows.append(row); row = []; field = ""; wasQuoted = false }
+            } else if c == "\"" { quoted = true }
+            else if c == "," { row.append(field); field = "" }
+            else if c == "\r\n" || c == "\n" { row.append(field); rows.append(row); row = []; field = "" }
             else { field.append(c) }
         }
-        _ = wasQuoted
         if !field.isEmpty || !row.isEmpty { row.append(field); rows.append(row) }
         return rows
     }
@@ -62,8 +61,6 @@ struct OutputFormatTests {
             #expect((object["error"] as? String) == result.error?.code.rawValue)
             #expect((object["iss"] as? String) == result.claims.issuer)
             #expect((object["kid"] as? String) == result.claims.kid)
-            let keys = line.split(separator: ",").compactMap { $0.split(separator: ":").first }.filter { $0.hasPrefix("{\"") || $0.hasPrefix("\"") }
-            _ = keys
             #expect(line.hasPrefix("{\"line\":\(result.line),\"id\":"))
             let order = ["\"line\":", "\"id\":", "\"valid\":", "\"error\":", "\"iss\":", "\"sub\":", "\"aud\":", "\"kid\":", "\"exp\":", "\"iat\":", "\"at\":", "\"message\":"]
             let positions = order.compactMap { line.range(of: $0)?.lowerBound }
