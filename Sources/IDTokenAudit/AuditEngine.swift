@@ -211,8 +211,8 @@ public final class AuditEngine: @unchecked Sendable {
                                claims: ReportedClaims(), at: at, signatureVerified: false, profile: nil)
         }
         let nonce = record.nonce ?? options.defaultNonce
-        let key = VerdictCache.Key(token: token, nonce: nonce)
-        if let verdict = cache.lookup(key, at: at) {
+        let key = cache.isEnabled ? VerdictCache.Key(token: token, nonce: nonce) : nil
+        if let key, let verdict = cache.lookup(key, at: at) {
             counts.cacheHits += 1
             return AuditResult(line: record.line, id: record.id, error: verdict.error, claims: verdict.claims, at: at,
                                signatureVerified: verdict.signatureVerified, profile: verdict.profile,
@@ -228,7 +228,7 @@ public final class AuditEngine: @unchecked Sendable {
         }
         let verdict = VerdictCache.Verdict(error: judgement.error, claims: claims, signatureVerified: judgement.signatureVerified,
                                            profile: judgement.profile, replayEntry: replayEntry)
-        if cache.isEnabled {
+        if let key {
             let interval = VerdictCache.interval(around: at, thresholds: judgement.timeThresholds)
             cache.insert(key, VerdictCache.Entry(from: interval.from, until: interval.until, verdict: verdict))
         }
