@@ -88,3 +88,37 @@ public final class GzipByteSource: ByteSource {
         return nil
     }
 }
+
+extension GzipByteSource {
+    /// `source` itself, or a decompressor over it when it starts with the gzip magic bytes (1f 8b): so that
+    /// `zcat`-free pipes (`cat log.gz | idtoken audit -`) and compressed files without a `.gz` name just work.
+    public static func detecting(_ source: any ByteSource, name: String = "the input") throws(AuditInputError) -> any ByteSource {
+        var first: [UInt8] = []
+        while first.count < 2, let chunk = try source.nextChunk() { first += chunk }
+        let replayed = PrefixedByteSource(first: first, rest: source)
+        guard first.count >= 2, first[0] == 0x1F, first[1] == 0x8B else { return replayed }
+        return try GzipByteSource(replayed, name: name)
+    }
+}
+
+/// A source whose first chunk was already read (to look at it) and is served again first.
+final class PrefixedByteSource: ByteSource {
+    private var first: [UInt8]?
+    private let rest: any ByteSource
+
+    init(first: [UInt8], rest: any ByteSource) {
+        self.first = first
+        self.rest = rest
+    }
+
+    var bytesConsumed: Int64 { rest.bytesConsumed }
+    var totalBytes: Int64? { rest.totalBytes }
+
+    func nextChunk() throws(AuditInputError) -> [UInt8]? {
+        if let chunk = first {
+            first = nil
+            if !chunk.isEmpty { return chunk }
+        }
+        return try rest.nextChunk()
+    }
+}

@@ -18,7 +18,8 @@ struct AuditCommand: AsyncParsableCommand {
         ISO 8601), "nonce" and "id"; or any text holding a token (the first eyJ… compact JWS, e.g. an access-log \
         line with "Authorization: Bearer …"; a leading ISO 8601 time or a [dd/Mon/yyyy:HH:MM:SS +zzzz] time \
         before the token is its "at"). Records without a time are judged at --at. Blank lines are skipped; \
-        unreadable ones are reported as malformed. FILE may be gzip-compressed (.gz) or - for standard input.
+        unreadable ones are reported as malformed. FILE may be gzip-compressed (named .gz, or recognised by its \
+        first bytes) or - for standard input.
 
         Output (standard output or --output): one record a line, in input order, with the fields \
         line,id,valid,error,iss,sub,aud,kid,exp,iat,at,message. The summary (JSON) goes to --summary; without it, \
@@ -75,7 +76,8 @@ struct AuditCommand: AsyncParsableCommand {
         let source: any ByteSource
         do {
             let raw: any ByteSource = input == "-" ? FileByteSource(handle: .standardInput) : try FileByteSource(path: input)
-            source = input.hasSuffix(".gz") ? try GzipByteSource(raw, name: input) : raw
+            let name = input == "-" ? "standard input" : input
+            source = input.hasSuffix(".gz") ? try GzipByteSource(raw, name: name) : try GzipByteSource.detecting(raw, name: name)
         } catch {
             throw Self.fail("\(error)", Self.usageFailure)
         }

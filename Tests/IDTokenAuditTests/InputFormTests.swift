@@ -176,3 +176,43 @@ struct ProgressTests {
         #expect(last.line.contains("100%"))
     }
 }
+
+@Suite("Recognising gzip input")
+struct GzipDetectionTests {
+    @Test("gzip is recognised by its first bytes; plain text passes through whole", arguments: [1, 7, 4096])
+    func detects(chunk: Int) throws {
+        let plain = try Sample.bytes(Sample.log)
+        for input in [try Sample.bytes(Sample.gzip), plain] {
+            // The first chunk may be tiny; the rest comes in larger pieces, as from a pipe.
+            let source = try GzipByteSource.detecting(SplitSource(input, first: chunk))
+            var out: [UInt8] = []
+            while let piece = try source.nextChunk() { out += piece }
+            #expect(out.count == plain.count)
+            #expect(out.elementsEqual(plain))
+        }
+        let empty = try GzipByteSource.detecting(MemoryByteSource([]))
+        #expect(try empty.nextChunk() == nil)
+    }
+}
+
+/// Serves `first` bytes, then the rest in 16 KiB chunks.
+final class SplitSource: ByteSource {
+    private let bytes: [UInt8]
+    private var offset = 0
+    private let first: Int
+
+    init(_ bytes: [UInt8], first: Int) {
+        self.bytes = bytes
+        self.first = first
+    }
+
+    var bytesConsumed: Int64 { Int64(offset) }
+    var totalBytes: Int64? { Int64(bytes.count) }
+
+    func nextChunk() throws(AuditInputError) -> [UInt8]? {
+        guard offset < bytes.count else { return nil }
+        let end = min(bytes.count, offset + (offset == 0 ? first : 16 * 1024))
+        defer { offset = end }
+        return Array(bytes[offset..<end])
+    }
+}
