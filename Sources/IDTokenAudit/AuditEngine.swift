@@ -40,7 +40,8 @@ public final class AuditEngine: @unchecked Sendable {
     ///   - progress: called about every `options.progressInterval` seconds, and once at the end.
     /// - Returns: the summary. An input that could not be read to its end is not an error here: the records
     ///   before the failure are audited and ``AuditSummary/inputError`` says what happened.
-    /// - Throws: ``AuditOutputError`` when writing the output fails.
+    /// - Throws: ``AuditOutputError`` when writing the output fails or the replay stage cannot answer (a replay
+    ///   store that is down); the audit stops there.
     public func run(_ input: any ByteSource, output: (any AuditSink)? = nil, replay: (any ReplayDetector)? = nil,
                     onResult: ((AuditResult) -> Void)? = nil,
                     progress: ((AuditProgress) -> Void)? = nil) throws -> AuditSummary {
@@ -91,8 +92,9 @@ public final class AuditEngine: @unchecked Sendable {
         var summary = AuditSummary()
         summary.threads = options.threads
         var failure: Error?
+        var writeFailed = false
         if let output, !options.format.header.isEmpty {
-            do { try output.write(Array(options.format.header.utf8)) } catch { failure = error; cancelled.set() }
+            do { try output.write(Array(options.format.header.utf8)) } catch { failure = error; writeFailed = true; cancelled.set() }
         }
         var lastProgress = 0.0
         var sequence = 0
@@ -107,14 +109,17 @@ public final class AuditEngine: @unchecked Sendable {
             for (k, original) in batch.results.enumerated() {
                 let end = batch.ends[k]
                 var result = original
-                if result.isValid, let replay, let entry = result.replayEntry {
+                if result.isValid, let replay, let entry = result.replayEntry, failure == nil {
                     do throws(TokenError) {
                         if let first = try replay.record(entry, line: result.line, at: result.at) {
                             result.firstSeenLine = first
                             result.error = TokenError(.replayed, claim: nil, AuditEngine.replayMessage(first))
                         }
                     } catch {
-                        result.error = error
+                        // Without answers from the replay store, no verdict after this point would mean anything.
+                        failure = AuditOutputError("the replay store could not answer at line \(result.line): \(error.message)")
+                        cancelled.set()
+                        break
                     }
                 }
                 if result.isValid == original.isValid {
@@ -132,7 +137,7 @@ public final class AuditEngine: @unchecked Sendable {
             summary.lines = batch.linesRead
             lastBatch = (batch.bytesRead, batch.linesRead)
             if let output {
-                do { try output.write(rendered) } catch { failure = error; cancelled.set() }
+                do { try output.write(rendered) } catch { failure = error; writeFailed = true; cancelled.set() }
             }
             if let progress {
                 let now = elapsed()
@@ -147,8 +152,9 @@ public final class AuditEngine: @unchecked Sendable {
         // orders its last writes before this read).
         summary.inputError = reader.value.inputError
         summary.lines = max(summary.lines, reader.value.linesRead)
-        if let output, failure == nil {
-            do { try output.flush() } catch { failure = error }
+        // What was judged before a replay-store failure is still written out.
+        if let output, !writeFailed {
+            do { try output.flush() } catch { failure = failure ?? error }
         }
         summary.elapsedSeconds = elapsed()
         summary.cpuSeconds = Double(clock() - startedCPU) / Double(CLOCKS_PER_SEC)
@@ -236,12 +242,12 @@ public final class AuditEngine: @unchecked Sendable {
                            signatureVerified: verdict.signatureVerified, profile: verdict.profile, replayEntry: replayEntry)
     }
 
-    /// The replay key of DESIGN §6: the issuer and the SHA-256 of the signature segment as received, kept until
-    /// `exp` + leeway.
+    /// The replay key of DESIGN §6: the issuer and the SHA-256 of the signed `header.payload` as received (the
+    /// same for every form of one token, which an ECDSA signature segment is not), kept until `exp` + leeway.
     static func replayEntry(token: String, issuer: String, expires: Double, leeway: Double) -> ReplayEntry {
         let utf8 = token.utf8
-        let signature = utf8.lastIndex(of: UInt8(ascii: ".")).map { utf8[utf8.index(after: $0)...] } ?? utf8[...]
-        return ReplayEntry(issuer: issuer, signatureDigest: SHA256.hash(Array(signature)),
+        let signed = utf8.lastIndex(of: UInt8(ascii: ".")).map { utf8[..<$0] } ?? utf8[...]
+        return ReplayEntry(issuer: issuer, tokenDigest: SHA256.hash(Array(signed)),
                            expiresAt: Int64((expires + leeway).rounded(.up)))
     }
 }

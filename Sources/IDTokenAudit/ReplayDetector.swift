@@ -9,12 +9,13 @@ public protocol ReplayDetector: AnyObject {
     /// Records `entry`, presented on `line` at `at`.
     /// - Returns: nil when the token is new; otherwise the line where it was first seen, or 0 when that is
     ///   not known (a shared store that another process filled).
-    /// - Throws: ``TokenError`` when the store cannot answer (the token is then refused with that error).
+    /// - Throws: ``TokenError`` when the store cannot answer; the audit then stops, since no later verdict would
+    ///   know about replays.
     func record(_ entry: ReplayEntry, line: Int, at: Double) throws(TokenError) -> Int?
 }
 
-/// Remembers every accepted token of this audit in memory: 128 bits of its replay key (the signature digest,
-/// mixed with the issuer) and the line it was first accepted on, 20 bytes a token in an open-addressing table
+/// Remembers every accepted token of this audit in memory: 128 bits of its replay key (the digest of the signed
+/// `header.payload`, mixed with the issuer) and the line it was first accepted on, 20 bytes a token in an open-addressing table
 /// kept at most 70 % full (about 30 bytes a token, 60 MB at the peak of growing past a million). Unlike an online
 /// replay cache it never forgets an entry when a token expires, because a log's times need not be in order.
 public final class MemoryReplayDetector: ReplayDetector {
@@ -40,7 +41,7 @@ public final class MemoryReplayDetector: ReplayDetector {
             issuers[entry.issuer] = issuer
         }
         var high: UInt64 = 0, low: UInt64 = 0
-        for (k, byte) in entry.signatureDigest.prefix(16).enumerated() {
+        for (k, byte) in entry.tokenDigest.prefix(16).enumerated() {
             if k < 8 { high = high << 8 | UInt64(byte) } else { low = low << 8 | UInt64(byte) }
         }
         high ^= issuer

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import IDTokenAudit
 import IDTokenKit
+import IDTokenKitRedis
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -26,7 +27,8 @@ struct AuditCommand: AsyncParsableCommand {
         to standard output when --output is given, else to standard error.
 
         Exit status: 0 when the audit ran, whatever the verdicts; 1 when the input could not be read to its end \
-        (the records before that point are still reported); 2 bad usage or configuration; 3 keys unavailable.
+        or the replay store stopped answering (the records before that point are still reported); 2 bad usage or \
+        configuration; 3 keys unavailable.
         """
     )
 
@@ -196,8 +198,15 @@ struct AuditCommand: AsyncParsableCommand {
     private func makeReplayDetector() throws -> (any ReplayDetector)? {
         if replay { return MemoryReplayDetector() }
         guard let url = replayStore else { return nil }
-        guard url.hasPrefix("redis://") else { throw Self.fail("--replay-store takes redis://HOST:PORT[/DB], not \(url)", Self.usageFailure) }
-        throw Self.fail("--replay-store needs the Redis replay cache, which this build does not include yet; use --replay for an in-memory replay check", Self.usageFailure)
+        do {
+            // An audit must not take a store outage for "not a replay": refuse, which stops the audit. Records are
+            // judged at logged times, so entries live exp + leeway − at counted from now, not until an absolute
+            // time that may already be past on Redis's clock.
+            return ReplayCacheDetector(try RedisReplayCache(url: url, failureMode: .reject, expiry: .relativeToNow,
+                                                            logger: RemoteKeys.logger()))
+        } catch {
+            throw Self.fail("--replay-store: \(error)", Self.usageFailure)
+        }
     }
 
     // MARK: Helpers

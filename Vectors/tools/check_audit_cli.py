@@ -10,9 +10,12 @@ import csv
 import io
 import json
 import os
+import shutil
+import socket
 import subprocess
 import sys
 import tempfile
+import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SAMPLES = os.path.normpath(os.path.join(HERE, "..", "samples"))
@@ -32,6 +35,45 @@ def check(name, condition, detail=""):
 
 def audit(binary, *args):
     return subprocess.run([binary, "audit", *args], capture_output=True, text=True)
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def check_redis_store(binary, log, config, expected, tmp):
+    """--replay-store against a real redis-server on a loopback port: replays within the log, then a second
+    audit finds every accepted token already in the shared store; with the server gone the audit stops (exit 1)."""
+    server = shutil.which("redis-server")
+    check("redis-server is installed (scripts/setup.sh installs it)", server is not None)
+    if server is None:
+        return
+    port = free_port()
+    process = subprocess.Popen([server, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+                                "--dir", tmp], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        for _ in range(200):
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.1).close()
+                break
+            except OSError:
+                time.sleep(0.05)
+        store = f"redis://127.0.0.1:{port}/5"
+        first = audit(binary, log, "--config", config, "--replay-store", store, "--summary", "-", "--output", os.devnull)
+        check("redis store: exit 0", first.returncode == 0, first.stderr)
+        summary = json.loads(first.stdout or "{}")
+        check("redis store: replays within the log", summary.get("replays", {}).get("count") == expected["replaysWithReplayOption"], first.stdout[:300])
+        second = audit(binary, log, "--config", config, "--replay-store", store, "--summary", "-", "--output", os.devnull)
+        summary = json.loads(second.stdout or "{}")
+        check("redis store: a second audit sees every accepted token as a replay",
+              summary.get("valid") == 0 and summary.get("replays", {}).get("count") == expected["valid"], second.stdout[:300])
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+    down = audit(binary, log, "--config", config, "--replay-store", f"redis://127.0.0.1:{port}/5", "--output", os.devnull)
+    check("redis store down: the audit stops with exit 1", down.returncode == 1 and "replay store" in down.stderr, down.stderr)
 
 
 def main():
@@ -94,6 +136,8 @@ def main():
         open(empty, "w").close()
         run = audit(binary, empty, "--config", config, "--summary", "-", "--output", os.devnull)
         check("empty file: exit 0, no records", run.returncode == 0 and json.loads(run.stdout)["records"] == 0, run.stderr)
+
+        check_redis_store(binary, log, config, expected, tmp)
 
     print(f"{passed} passed, {failed} failed")
     sys.exit(1 if failed else 0)
