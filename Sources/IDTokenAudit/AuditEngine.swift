@@ -214,7 +214,7 @@ public final class AuditEngine: @unchecked Sendable {
         let at = record.at ?? options.defaultTime
         guard let token = record.token, record.problem == nil else {
             return AuditResult(line: record.line, id: record.id, error: record.problem ?? TokenError(.malformed, "no token"),
-                               claims: ReportedClaims(), at: at, signatureVerified: false, profile: nil)
+                               claims: .none, at: at, signatureVerified: false, profile: nil)
         }
         let nonce = record.nonce ?? options.defaultNonce
         let key = cache.isEnabled ? VerdictCache.Key(token: token, nonce: nonce) : nil

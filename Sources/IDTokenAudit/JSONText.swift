@@ -5,6 +5,12 @@ enum JSONText {
     /// Appends `text` as a JSON string literal.
     static func appendString(_ text: String, to out: inout [UInt8]) {
         out.append(0x22)
+        // Most values (issuers, subjects, key IDs) need no escaping: copy them in one piece.
+        if !text.utf8.contains(where: { $0 < 0x20 || $0 == 0x22 || $0 == 0x5C || $0 == 0x7F }) {
+            out.append(contentsOf: text.utf8)
+            out.append(0x22)
+            return
+        }
         for byte in text.utf8 {
             switch byte {
             case 0x22: out.append(0x5C); out.append(0x22)

@@ -1,18 +1,19 @@
 import IDTokenKit
 
 /// The fields an audit reports for each record (DESIGN §7): from the verified token, or, for a token refused,
-/// what it says about itself (unverified).
-public struct ReportedClaims: Sendable, Hashable {
-    public var issuer: String?
-    public var subject: String?
+/// what it says about itself (unverified). A class: a result is copied several times on its way to the output,
+/// and one reference costs less to copy than six strings.
+public final class ReportedClaims: Sendable, Hashable {
+    public let issuer: String?
+    public let subject: String?
     /// `aud` as the token holds it: a string, or a list.
-    public var audience: Audience?
-    public var kid: String?
+    public let audience: Audience?
+    public let kid: String?
     /// `exp` as JSON number text, exactly as in the token.
-    public var expiresText: String?
-    public var expires: Double?
+    public let expiresText: String?
+    public let expires: Double?
     /// `iat` as JSON number text.
-    public var issuedAtText: String?
+    public let issuedAtText: String?
 
     public enum Audience: Sendable, Hashable {
         case single(String)
@@ -26,26 +27,45 @@ public struct ReportedClaims: Sendable, Hashable {
         }
     }
 
-    public init() {}
+    /// No fields: a line without a readable token.
+    public static let none = ReportedClaims(header: nil, claims: nil)
 
     /// Reads the reported fields from a header and claims. Values of the wrong type are left out.
     public init(header: JSONObject?, claims: JSONObject?) {
         kid = header?["kid"]?.string.map { ReportedClaims.clip($0) }
-        guard let claims else { return }
-        issuer = claims["iss"]?.string.map { ReportedClaims.clip($0) }
-        subject = claims["sub"]?.string.map { ReportedClaims.clip($0) }
-        if let aud = claims["aud"] {
+        issuer = claims?["iss"]?.string.map { ReportedClaims.clip($0) }
+        subject = claims?["sub"]?.string.map { ReportedClaims.clip($0) }
+        if let aud = claims?["aud"] {
             if let single = aud.string {
                 audience = .single(ReportedClaims.clip(single))
             } else if let elements = aud.array {
                 audience = .list(elements.prefix(16).compactMap { $0.string.map { ReportedClaims.clip($0) } })
+            } else {
+                audience = nil
             }
+        } else {
+            audience = nil
         }
-        if let exp = claims["exp"], exp.kind == .integer || exp.kind == .real {
+        if let exp = claims?["exp"], exp.kind == .integer || exp.kind == .real {
             expiresText = exp.rawJSON
             expires = exp.double
+        } else {
+            expiresText = nil
+            expires = nil
         }
-        if let iat = claims["iat"], iat.kind == .integer || iat.kind == .real { issuedAtText = iat.rawJSON }
+        if let iat = claims?["iat"], iat.kind == .integer || iat.kind == .real { issuedAtText = iat.rawJSON } else { issuedAtText = nil }
+    }
+
+    public static func == (a: ReportedClaims, b: ReportedClaims) -> Bool {
+        a.issuer == b.issuer && a.subject == b.subject && a.audience == b.audience && a.kid == b.kid
+            && a.expiresText == b.expiresText && a.issuedAtText == b.issuedAtText
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(issuer)
+        hasher.combine(subject)
+        hasher.combine(kid)
+        hasher.combine(expiresText)
     }
 
     /// Reports keep strings short: a token's claims are not trusted to be reasonable.
