@@ -36,7 +36,7 @@ struct AuditCommand: AsyncParsableCommand {
 
     @Option(help: "firebase, firebase-session, apple, facebook or oidc (not with --config).") var provider: String?
     @OptionGroup var policy: AuditPolicyOptions
-    @Option(name: .customLong("keys"), help: "A JWKS or kid → certificate map file, or a directory of them. Repeatable.")
+    @Option(name: .customLong("keys"), help: "A JWKS or kid → certificate map file, a key archive directory, or a URL. Repeatable; default: the provider's key URL.")
     var keys: [String] = []
     @Option(help: "The time for records that carry none: Unix seconds or ISO 8601 (default: now).") var at: String?
     @Option(help: "Verification threads (default: all cores).") var threads: Int?
@@ -47,7 +47,7 @@ struct AuditCommand: AsyncParsableCommand {
     @Flag(help: "Show progress on standard error even when it is not a terminal.") var progress = false
     @Option(help: "A JSON file of several profiles; tokens are routed by their issuer (see the README).") var config: String?
     @Flag(help: "Find replays: second and later appearances of an accepted token are `replayed`.") var replay = false
-    @Option(help: "Find replays in a shared Redis replay store: redis://HOST:PORT[/DB].") var replayStore: String?
+    @Option(help: "Find replays in a shared Redis replay store: redis://[[user]:password@]HOST:PORT[/DB].") var replayStore: String?
     @Option(help: "The longest line read, in bytes; longer lines are reported as malformed.") var maxLineBytes: Int = 1 << 20
     @Option(help: "Distinct tokens whose verdicts are remembered, so that repeats are verified once (0: off).")
     var verdictCache: Int = 8192
