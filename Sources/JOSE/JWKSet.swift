@@ -33,6 +33,7 @@ public struct JWKSet: Sendable {
         var kept: [PublicKey] = []
         var rejected = rejected
         var keptKids: Set<String> = []
+        var keptWithoutKid: Set<String> = []
         for key in keys {
             if let kid = key.kid {
                 if ambiguous.contains(kid) {
@@ -40,6 +41,10 @@ public struct JWKSet: Sendable {
                     continue
                 }
                 if !keptKids.insert(kid).inserted { continue }  // the same key listed twice
+            } else if !keptWithoutKid.insert(key.thumbprint + " " + key.algorithm.rawValue).inserted {
+                // The same key without a kid, listed twice (or met again by `merging`): one copy, so that a token
+                // without a kid still finds the set's only key.
+                continue
             }
             kept.append(key)
         }
