@@ -63,12 +63,15 @@ let package = Package(
             dependencies: ["BenchHarness"],
             path: "bench/Sources/idtoken-bench"
         ),
+        // Test helpers shared by the test targets (a libcrypto-backed token signer, seeded generators).
+        .target(name: "TestSupport", dependencies: ["JOSE", "CLibCrypto"], path: "Tests/TestSupport"),
         .testTarget(
             name: "JOSETests",
-            dependencies: ["JOSE", "CJansson", "CLibCrypto"],
+            dependencies: ["JOSE", "CJansson", "CLibCrypto", "TestSupport"],
             resources: []
         ),
         .testTarget(name: "IDTokenKitTests", dependencies: ["IDTokenKit"]),
+        .testTarget(name: "HardeningTests", dependencies: ["IDTokenKit", "TestSupport"]),
         .testTarget(
             name: "KeySourceTests",
             dependencies: [

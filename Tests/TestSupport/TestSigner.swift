@@ -4,29 +4,46 @@ import JOSE
 
 /// A private key generated for the test run, used to sign tokens whose payloads are hostile on purpose, so
 /// that the payload checks are reached only after a signature that really verifies.
-final class TestSigner: @unchecked Sendable {
-    let algorithm: JWSAlgorithm
+///
+/// Shared by the test targets (JOSETests, HardeningTests); libcrypto signs, so no test depends on the code it
+/// tests to make its tokens.
+public final class TestSigner: @unchecked Sendable {
+    public let algorithm: JWSAlgorithm
+    /// The `kid` its tokens carry.
+    public let kid: String
     private let pkey: OpaquePointer
-    /// The matching verification key, bound to `algorithm`.
-    let publicKey: PublicKey
+    private let loadedKey: Result<PublicKey, KeyError>
+    /// The matching verification key, bound to `algorithm` (a weak RSA key has none: see ``init(weakRSABits:kid:)``).
+    public var publicKey: PublicKey { try! loadedKey.get() }
     /// The public key as DER SubjectPublicKeyInfo.
-    let spki: [UInt8]
+    public let spki: [UInt8]
 
     /// The public key as a PEM `PUBLIC KEY` block, the text a key-confusion attacker uses as an HMAC secret.
-    var publicKeyPEM: String {
+    public var publicKeyPEM: String {
         "-----BEGIN PUBLIC KEY-----\n" + Data(spki).base64EncodedString(options: .lineLength64Characters)
             + "\n-----END PUBLIC KEY-----\n"
     }
 
     /// A fresh RSA-2048 (RS256) or P-256 (ES256) key pair.
-    init(_ algorithm: JWSAlgorithm, kid: String) {
+    public convenience init(_ algorithm: JWSAlgorithm, kid: String) {
         precondition(algorithm == .rs256 || algorithm == .es256, "test signer supports RS256 and ES256")
+        self.init(algorithm, kid: kid, rsaBits: 2048)
+    }
+
+    /// An RS256 signer with an RSA key of `bits` bits: under 2048, a key that key sets must refuse. Its
+    /// ``publicKey`` is then unusable (PublicKey refuses it); use ``jwk(kid:alg:)`` to publish it.
+    public convenience init(weakRSABits bits: Int, kid: String) {
+        self.init(.rs256, kid: kid, rsaBits: bits)
+    }
+
+    private init(_ algorithm: JWSAlgorithm, kid: String, rsaBits: Int) {
         self.algorithm = algorithm
+        self.kid = kid
         let ctx = EVP_PKEY_CTX_new_from_name(nil, algorithm == .rs256 ? "RSA" : "EC", nil)!
         defer { EVP_PKEY_CTX_free(ctx) }
         precondition(EVP_PKEY_keygen_init(ctx) == 1)
         if algorithm == .rs256 {
-            precondition(EVP_PKEY_CTX_set_rsa_keygen_bits(ctx, 2048) == 1)
+            precondition(EVP_PKEY_CTX_set_rsa_keygen_bits(ctx, Int32(rsaBits)) == 1)
         } else {
             precondition(EVP_PKEY_CTX_set_group_name(ctx, "P-256") == 1)
         }
@@ -38,18 +55,19 @@ final class TestSigner: @unchecked Sendable {
         precondition(length > 0)
         spki = Array(UnsafeBufferPointer(start: der!, count: Int(length)))
         CRYPTO_free(der, #fileID, #line)
-        publicKey = try! PublicKey(spkiDER: spki, algorithm: algorithm, kid: kid)
+        let spki = spki
+        loadedKey = Result { () throws(KeyError) in try PublicKey(spkiDER: spki, algorithm: algorithm, kid: kid) }
     }
 
     deinit { EVP_PKEY_free(pkey) }
 
     /// A JWS signature over `message`: RSASSA-PKCS1-v1_5, or raw `r‖s` for ECDSA.
-    func sign(_ message: [UInt8]) -> [UInt8] {
+    public func sign(_ message: [UInt8]) -> [UInt8] {
         algorithm == .es256 ? TestSigner.derToRaw(libcryptoSignature(message)) : libcryptoSignature(message)
     }
 
     /// The signature as libcrypto writes it (DER `SEQUENCE { r, s }` for ECDSA).
-    func libcryptoSignature(_ message: [UInt8]) -> [UInt8] {
+    public func libcryptoSignature(_ message: [UInt8]) -> [UInt8] {
         let md = EVP_MD_CTX_new()!
         defer { EVP_MD_CTX_free(md) }
         precondition(EVP_DigestSignInit(md, nil, EVP_sha256(), nil, pkey) == 1)
@@ -65,7 +83,7 @@ final class TestSigner: @unchecked Sendable {
     }
 
     /// The DER `SEQUENCE { r, s }` that libcrypto produces, as the 64-byte `r‖s` JWS uses.
-    static func derToRaw(_ der: [UInt8]) -> [UInt8] {
+    public static func derToRaw(_ der: [UInt8]) -> [UInt8] {
         der.withUnsafeBufferPointer { buffer -> [UInt8] in
             var cursor: UnsafePointer<UInt8>? = buffer.baseAddress
             let sig = d2i_ECDSA_SIG(nil, &cursor, buffer.count)!
@@ -83,18 +101,57 @@ final class TestSigner: @unchecked Sendable {
     }
 
     /// A compact JWS over the given header and payload bytes (each base64url-encoded as given, however odd).
-    func token(header: [UInt8], payload: [UInt8]) -> String {
+    public func token(header: [UInt8], payload: [UInt8]) -> String {
         let signingInput = Base64URL.encode(header) + "." + Base64URL.encode(payload)
         return signingInput + "." + Base64URL.encode(sign(Array(signingInput.utf8)))
     }
 
     /// A compact JWS with this signer's `alg` and `kid` in the header.
-    func token(payload: [UInt8]) -> String {
-        token(header: Array("{\"alg\":\"\(algorithm.rawValue)\",\"kid\":\"\(publicKey.kid!)\"}".utf8), payload: payload)
+    public func token(payload: [UInt8]) -> String {
+        token(header: Array("{\"alg\":\"\(algorithm.rawValue)\",\"kid\":\"\(kid)\"}".utf8), payload: payload)
     }
 
-    func token(payload: String) -> String { token(payload: Array(payload.utf8)) }
+    public func token(payload: String) -> String { token(payload: Array(payload.utf8)) }
 
     /// The one-key set holding the verification key.
-    var keySet: JWKSet { JWKSet(keys: [publicKey]) }
+    public var keySet: JWKSet { JWKSet(keys: [publicKey]) }
+
+    /// A compact JWS over the given header and payload texts.
+    public func token(header: String, payload: String) -> String { token(header: Array(header.utf8), payload: Array(payload.utf8)) }
+
+    /// The public key as a JWK object (JSON text) with this `kid`, as a provider publishes it.
+    public func jwk(kid: String, alg: String? = nil) -> String {
+        let algMember = alg.map { ",\"alg\":\"\($0)\"" } ?? ""
+        if algorithm == .es256 {
+            // An uncompressed P-256 point ends the SubjectPublicKeyInfo: 0x04 ‖ x ‖ y.
+            let point = spki.suffix(64)
+            let x = Base64URL.encode(Array(point.prefix(32)))
+            let y = Base64URL.encode(Array(point.suffix(32)))
+            return "{\"kty\":\"EC\",\"crv\":\"P-256\",\"kid\":\"\(kid)\",\"use\":\"sig\"\(algMember),\"x\":\"\(x)\",\"y\":\"\(y)\"}"
+        }
+        let n = Base64URL.encode(bigNumber(idtk_param_rsa_n()))
+        let e = Base64URL.encode(bigNumber(idtk_param_rsa_e()))
+        return "{\"kty\":\"RSA\",\"kid\":\"\(kid)\",\"use\":\"sig\"\(algMember),\"n\":\"\(n)\",\"e\":\"\(e)\"}"
+    }
+
+    /// An RSA parameter (modulus or exponent), big-endian without leading zeros.
+    private func bigNumber(_ name: UnsafePointer<CChar>) -> [UInt8] {
+        var bn: OpaquePointer?
+        precondition(EVP_PKEY_get_bn_param(pkey, name, &bn) == 1)
+        defer { BN_free(bn) }
+        var out = [UInt8](repeating: 0, count: Int((BN_num_bits(bn) + 7) / 8))
+        _ = out.withUnsafeMutableBufferPointer { BN_bn2bin(bn, $0.baseAddress) }
+        return out
+    }
+}
+
+/// HMAC-SHA256, for the classic key-confusion attack: a public key's bytes used as an HMAC secret.
+public func hmacSHA256(key: [UInt8], _ message: [UInt8]) -> [UInt8] {
+    var out = [UInt8](repeating: 0, count: 32)
+    var length = 0
+    let done = out.withUnsafeMutableBufferPointer { o in
+        EVP_Q_mac(nil, "HMAC", nil, "SHA256", nil, key, key.count, message, message.count, o.baseAddress, 32, &length)
+    }
+    precondition(done != nil && length == 32)
+    return out
 }
