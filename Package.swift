@@ -85,7 +85,7 @@ let package = Package(
             ],
             exclude: ["Fixtures"]
         ),
-        .testTarget(name: "VerifiedTokenCacheTests", dependencies: ["IDTokenKit", "JOSE", "CLibCrypto"]),
+        .testTarget(name: "VerifiedTokenCacheTests", dependencies: ["IDTokenKit", "JOSE", "CLibCrypto", "TestSupport"]),
         .testTarget(name: "ReplayCacheTests", dependencies: ["IDTokenKit"]),
         .executableTarget(name: "replay-probe", dependencies: ["IDTokenKitRedis"], path: "Tests/ReplayProbe"),
         .testTarget(
