@@ -14,11 +14,14 @@ import FuzzDriver
 //
 // Besides "never crash", the checks are: a token accepted by a profile has exactly the signed part
 // (`header.payload`) of a vector token, so the fuzzer never got a token past the signature that nobody signed;
-// and every rejection comes with a message.
+// a verifier with a verified-token cache gives the same verdict as one without, at the vectors' time (twice, so
+// that the second can be a cache hit) and a day later; and every rejection comes with a message.
 
 struct Setup {
     let profile: Profile
     let verifier: IDTokenVerifier
+    /// The same verifier with a verified-token cache: it must answer every token exactly as `verifier` does.
+    let cached: IDTokenVerifier
     let keys: JWKSet
     let now: Double
     let nonce: Nonce
@@ -57,7 +60,8 @@ let setups: [Setup] = {
         let (now, nonce) = vectorTime(vectorsPath)
         do {
             let verifier = try IDTokenVerifier(profile: profile, keys: keys)
-            return Setup(profile: profile, verifier: verifier, keys: keys, now: now, nonce: .sha256Hex(nonce))
+            let cached = try IDTokenVerifier(profile: profile, keys: keys, cache: .init(capacity: 64))
+            return Setup(profile: profile, verifier: verifier, cached: cached, keys: keys, now: now, nonce: .sha256Hex(nonce))
         } catch { Fuzz.fail("\(error)") }
     }
 }()
@@ -75,20 +79,40 @@ let signedParts: Set<Substring> = {
     return parts
 }()
 
+/// The verdict of `verifier`: nil when accepted, else the code.
+func verdict(_ verifier: IDTokenVerifier, _ token: String, _ setup: Setup, at now: Double, nonce: Nonce?) -> TokenError.Code? {
+    do {
+        let verified = try verifier.verify(token, keys: setup.keys, now: Date(timeIntervalSince1970: now), nonce: nonce)
+        guard let dot = token.lastIndex(of: "."), signedParts.contains(token[..<dot]) else {
+            Fuzz.fail("\(setup.profile.provider) accepted a token nobody signed: \(token)")
+        }
+        touch(verified.claims)
+        return nil
+    } catch {
+        if error.message.isEmpty { Fuzz.fail("\(error.code) without a message") }
+        return error.code
+    }
+}
+
+/// The codes of the checks before the signature.
+let beforeSignature: Set<TokenError.Code> = [.malformed, .tokenTooLarge, .algorithmNotAllowed, .unsupportedHeader, .unknownKey, .badSignature]
+
 func verifyEverywhere(_ token: String) {
     for setup in setups {
         // The nonce is checked last, so only a token that passes everything else is worth a second run with one.
         for nonce in [nil, setup.nonce] {
-            do {
-                let verified = try setup.verifier.verify(token, keys: setup.keys, now: Date(timeIntervalSince1970: setup.now), nonce: nonce)
-                guard let dot = token.lastIndex(of: "."), signedParts.contains(token[..<dot]) else {
-                    Fuzz.fail("\(setup.profile.provider) accepted a token nobody signed: \(token)")
+            let plain = verdict(setup.verifier, token, setup, at: setup.now, nonce: nonce)
+            // Only a token whose signature verified can be cached; for the others both verifiers run the same code.
+            let signed = plain.map { !beforeSignature.contains($0) } ?? true
+            // Twice through the cached verifier (the second may be a hit), and once more later, after `exp`.
+            for now in signed ? [setup.now, setup.now, setup.now + 86_400] : [] {
+                let expected = now == setup.now ? plain : verdict(setup.verifier, token, setup, at: now, nonce: nonce)
+                let cached = verdict(setup.cached, token, setup, at: now, nonce: nonce)
+                if cached != expected {
+                    Fuzz.fail("\(setup.profile.provider): the cached verifier says \(cached?.rawValue ?? "valid"), the plain one \(expected?.rawValue ?? "valid"): \(token)")
                 }
-                touch(verified.claims)
-            } catch {
-                if error.message.isEmpty { Fuzz.fail("\(error.code) without a message") }
-                break
             }
+            if plain != nil { break }
         }
     }
 }
