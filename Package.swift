@@ -75,12 +75,15 @@ let package = Package(
             dependencies: ["BenchHarness"],
             path: "bench/Sources/idtoken-bench"
         ),
+        // Test helpers shared by the test targets (a libcrypto-backed token signer, seeded generators).
+        .target(name: "TestSupport", dependencies: ["JOSE", "CLibCrypto"], path: "Tests/TestSupport"),
         .testTarget(
             name: "JOSETests",
-            dependencies: ["JOSE", "CJansson", "CLibCrypto"],
+            dependencies: ["JOSE", "CJansson", "CLibCrypto", "TestSupport"],
             resources: []
         ),
         .testTarget(name: "IDTokenKitTests", dependencies: ["IDTokenKit"]),
+        .testTarget(name: "HardeningTests", dependencies: ["IDTokenKit", "TestSupport"]),
         .testTarget(
             name: "KeySourceTests",
             dependencies: [
@@ -94,7 +97,7 @@ let package = Package(
             ],
             exclude: ["Fixtures"]
         ),
-        .testTarget(name: "VerifiedTokenCacheTests", dependencies: ["IDTokenKit", "JOSE", "CLibCrypto"]),
+        .testTarget(name: "VerifiedTokenCacheTests", dependencies: ["IDTokenKit", "JOSE", "CLibCrypto", "TestSupport"]),
         .testTarget(name: "ReplayCacheTests", dependencies: ["IDTokenKit"]),
         .executableTarget(name: "replay-probe", dependencies: ["IDTokenKitRedis"], path: "Tests/ReplayProbe"),
         .testTarget(

@@ -20,6 +20,11 @@ public struct JWKSet: Sendable {
     public let rejected: [RejectedKey]
     @usableFromInline let kidBytes: [[UInt8]]
     @usableFromInline let kidHashes: [UInt64]
+    /// For sets of more than ``indexedFrom`` keys: kid hash → positions. Providers publish two or three keys, for
+    /// which a scan is fastest; a set of thousands (a key archive, a misbehaving endpoint) must not make every
+    /// lookup scan them all.
+    @usableFromInline let kidIndex: [UInt64: [Int]]?
+    @usableFromInline static var indexedFrom: Int { 16 }
 
     public init(keys: [PublicKey], rejected: [RejectedKey] = []) {
         // A kid that names two different keys is ambiguous: neither is used.
@@ -33,6 +38,7 @@ public struct JWKSet: Sendable {
         var kept: [PublicKey] = []
         var rejected = rejected
         var keptKids: Set<String> = []
+        var keptWithoutKid: Set<String> = []
         for key in keys {
             if let kid = key.kid {
                 if ambiguous.contains(kid) {
@@ -40,14 +46,26 @@ public struct JWKSet: Sendable {
                     continue
                 }
                 if !keptKids.insert(kid).inserted { continue }  // the same key listed twice
+            } else if !keptWithoutKid.insert(key.thumbprint + " " + key.algorithm.rawValue).inserted {
+                // The same key without a kid, listed twice (or met again by `merging`): one copy, so that a token
+                // without a kid still finds the set's only key.
+                continue
             }
             kept.append(key)
         }
         self.keys = kept
         self.rejected = rejected
         self.kidBytes = kept.map { Array(($0.kid ?? "").utf8) }
-        self.kidHashes = kidBytes.map { bytes in
+        let kidHashes = kidBytes.map { bytes in
             bytes.withUnsafeBufferPointer { JSONReader.fnv($0.baseAddress ?? UnsafePointer(bitPattern: 1)!, $0.count) }
+        }
+        self.kidHashes = kidHashes
+        if kept.count > JWKSet.indexedFrom {
+            var index: [UInt64: [Int]] = [:]
+            for (k, hash) in kidHashes.enumerated() where kept[k].kid != nil { index[hash, default: []].append(k) }
+            self.kidIndex = index
+        } else {
+            self.kidIndex = nil
         }
     }
 
@@ -60,6 +78,11 @@ public struct JWKSet: Sendable {
     @inlinable
     public func key(kid: UnsafeBufferPointer<UInt8>) -> PublicKey? {
         let hash = JSONReader.fnv(kid.baseAddress ?? UnsafePointer(bitPattern: 1)!, kid.count)
+        if let kidIndex {
+            guard let positions = kidIndex[hash] else { return nil }
+            for k in positions where kidBytes[k].withUnsafeBufferPointer({ bytesEqual($0, kid) }) { return keys[k] }
+            return nil
+        }
         for k in kidHashes.indices where kidHashes[k] == hash {
             if kidBytes[k].withUnsafeBufferPointer({ bytesEqual($0, kid) }), keys[k].kid != nil { return keys[k] }
         }

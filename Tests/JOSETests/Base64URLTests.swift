@@ -1,5 +1,6 @@
 import Foundation
 import JOSE
+import TestSupport
 import Testing
 
 /// Strict base64url: every byte string has exactly one encoding, and that is the only string decoded to it.

@@ -1,6 +1,6 @@
-import CLibCrypto
 import Foundation
 import JOSE
+import TestSupport
 import Testing
 
 /// Hostile and malformed tokens, each with the code it must be rejected with and why; none may crash.
@@ -43,17 +43,6 @@ import Testing
         let value = alphabet.firstIndex(of: characters.last!)!
         characters[characters.count - 1] = alphabet[value | 1]
         return String(characters)
-    }
-
-    /// HMAC-SHA256, for the classic attack: an RSA public key's bytes used as the HMAC secret.
-    static func hmacSHA256(key: [UInt8], _ message: [UInt8]) -> [UInt8] {
-        var out = [UInt8](repeating: 0, count: 32)
-        var length = 0
-        let done = out.withUnsafeMutableBufferPointer { o in
-            EVP_Q_mac(nil, "HMAC", nil, "SHA256", nil, key, key.count, message, message.count, o.baseAddress, 32, &length)
-        }
-        precondition(done != nil && length == 32)
-        return out
     }
 
     /// The P-256 group order n, big-endian.

@@ -1,4 +1,5 @@
 import JOSE
+import TestSupport
 import Testing
 
 /// pyjwt's JWK fixtures through ``JWKSet/parse(_:)``: which keys are kept, bound to which algorithm, and why the

@@ -1,4 +1,5 @@
 import JOSE
+import TestSupport
 import Testing
 
 /// RFC 7515 Appendix A.2 (RS256) and A.3 (ES256): the examples verify, over the received bytes, with keys

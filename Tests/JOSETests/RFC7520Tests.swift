@@ -1,4 +1,5 @@
 import JOSE
+import TestSupport
 import Testing
 
 /// RFC 7520 (the JOSE cookbook), §3 keys and §4 signatures, from the ietf-jose/cookbook files.

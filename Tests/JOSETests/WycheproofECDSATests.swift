@@ -1,4 +1,5 @@
 import JOSE
+import TestSupport
 import Testing
 
 /// Every Wycheproof ECDSA P-256 SHA-256 case in the IEEE P1363 form (raw `r‖s`, the form JWS ES256 uses),

@@ -1,4 +1,5 @@
 import JOSE
+import TestSupport
 import Testing
 
 /// Wycheproof `json_web_key_test.json`: each group's key set through ``JWKSet/parse(_:)``, then the group's

@@ -1,4 +1,5 @@
 import JOSE
+import TestSupport
 import Testing
 
 /// Wycheproof `json_web_signature_test.json`: every compact case through `CompactJWS`, `selectKey` and

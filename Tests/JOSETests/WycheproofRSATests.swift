@@ -1,4 +1,5 @@
 import JOSE
+import TestSupport
 import Testing
 
 /// Every Wycheproof RSASSA-PKCS1-v1_5 SHA-256 case (2048, 3072 and 4096-bit keys) and every RSASSA-PSS

@@ -1,3 +1,5 @@
+import TestSupport
+
 /// Generates JSON-ish byte strings for the differential test of ``JSONObject`` against Jansson: mostly valid
 /// documents full of the hard parts (escapes, non-ASCII, numbers at the edges of Int64 and Double, duplicate
 /// member names spelt differently, nesting), plus mutations that break them in every way a token can arrive

@@ -1,4 +1,5 @@
 import JOSE
+import TestSupport
 
 /// One Wycheproof signature-verification case (`tcId`, `msg`, `sig`, `result`, `flags`).
 struct WycheproofCase: CustomStringConvertible {

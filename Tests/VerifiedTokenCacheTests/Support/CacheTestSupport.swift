@@ -1,8 +1,9 @@
 import Foundation
 import IDTokenKit
 import Synchronization
+import TestSupport
 
-/// Tokens signed for the run by keys made for the run (`TestSigner`, shared with the JOSE tests).
+/// Tokens signed for the run by keys made for the run (`TestSigner`, from the TestSupport target).
 enum Mint {
     static let projectID = "idtk-cache-test"
     static let issuer = "https://securetoken.google.com/idtk-cache-test"

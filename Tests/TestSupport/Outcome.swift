@@ -1,11 +1,11 @@
 import JOSE
 
 /// What the verifier did with a token: accepted it, or rejected it with a stable code.
-enum Outcome: Equatable, CustomStringConvertible {
+public enum Outcome: Hashable, Sendable, CustomStringConvertible {
     case accepted
     case rejected(TokenError.Code)
 
-    var description: String {
+    public var description: String {
         switch self {
         case .accepted: return "accepted"
         case .rejected(let code): return "rejected(\(code.rawValue))"
@@ -14,7 +14,7 @@ enum Outcome: Equatable, CustomStringConvertible {
 
     /// Runs pipeline steps 1–4 (shape, header, key, signature) the way a verifier with a pinned algorithm
     /// list does: `CompactJWS`, then `selectKey`, then `verifySignature`.
-    static func ofSignature(_ token: String, keys: JWKSet, allowed: Set<JWSAlgorithm>, requireKid: Bool = true,
+    public static func ofSignature(_ token: String, keys: JWKSet, allowed: Set<JWSAlgorithm>, requireKid: Bool = true,
                             limits: JWSLimits = .default) -> Outcome {
         do {
             let jws = try CompactJWS(token, limits: limits)
@@ -26,7 +26,7 @@ enum Outcome: Equatable, CustomStringConvertible {
     }
 
     /// Runs pipeline steps 1–5 through ``CompactJWS/verify(_:keys:allowed:requireKid:limits:)``.
-    static func ofVerification(_ token: String, keys: JWKSet, allowed: Set<JWSAlgorithm>, requireKid: Bool = true,
+    public static func ofVerification(_ token: String, keys: JWKSet, allowed: Set<JWSAlgorithm>, requireKid: Bool = true,
                                limits: JWSLimits = .default) -> Outcome {
         do {
             _ = try CompactJWS.verify(token, keys: keys, allowed: allowed, requireKid: requireKid, limits: limits)

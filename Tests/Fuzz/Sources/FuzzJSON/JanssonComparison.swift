@@ -1,0 +1,1 @@
+../../../JOSETests/Support/JanssonComparison.swift

@@ -1,0 +1,121 @@
+#!/usr/bin/env python3
+"""Writes seed corpora for the fuzz targets (OUT/<Target>/) from the repository's vectors.
+
+Usage: make_seeds.py OUT. scripts/fuzz runs it before every run (into .build-fuzz/seeds), so new vectors become
+seeds without a commit; Tests/Fuzz/Corpus/ holds the committed, coverage-minimised corpus on top of these.
+Deterministic: the same Vectors/ give the same files, named by the SHA-1 of their content.
+
+- CompactJWS: every distinct token in Vectors/ (generated provider cases, real provider tokens, Wycheproof JWS,
+  RFC 7515/7520) as mode 0 (`\\x00` + token), and the structured form (`\\x01`, a time byte, header `\\xFF`
+  payload `\\xFF` signature) of one token per (file, expected outcome, header shape).
+- JSON: every distinct decoded header and payload, and every small JSON document under Vectors/.
+- JWKS: every key set, JWK and certificate map in Vectors/ (modes 0 and 1), and every PEM string (mode 2).
+"""
+import base64, hashlib, json, os, re, sys
+
+ROOT = os.path.normpath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
+JWS = re.compile(r"^[A-Za-z0-9_-]{2,}\.[A-Za-z0-9_-]*\.[A-Za-z0-9_-]*$")
+MAX_JSON = 8192
+
+
+def b64decode(segment):
+    try:
+        return base64.urlsafe_b64decode(segment + "=" * (-len(segment) % 4))
+    except Exception:
+        return None
+
+
+def walk(value, visit):
+    visit(value)
+    if isinstance(value, dict):
+        for v in value.values():
+            walk(v, visit)
+    elif isinstance(value, list):
+        for v in value:
+            walk(v, visit)
+
+
+def is_key_document(value):
+    if not isinstance(value, dict) or not value:
+        return False
+    if isinstance(value.get("keys"), list) or "kty" in value:
+        return True
+    return all(isinstance(v, str) and "-----BEGIN" in v for v in value.values())
+
+
+def main():
+    if len(sys.argv) != 2:
+        sys.exit("usage: make_seeds.py OUT")
+    destination = sys.argv[1]
+    corpora = {"CompactJWS": {}, "JSON": {}, "JWKS": {}}
+
+    def add(target, data):
+        corpora[target][hashlib.sha1(data).hexdigest()] = data
+
+    structured_seen = set()
+    for directory, _, files in sorted(os.walk(os.path.join(ROOT, "Vectors"))):
+        for name in sorted(files):
+            path = os.path.join(directory, name)
+            relative = os.path.relpath(path, ROOT)
+            if name.endswith(".pem"):
+                continue  # private TEST ONLY keys; the public forms come from the key sets
+            if not name.endswith(".json"):
+                continue
+            raw = open(path, "rb").read()
+            try:
+                document = json.loads(raw)
+            except ValueError:
+                add("JSON", raw[:MAX_JSON])  # a deliberately broken document: a seed as it is
+                continue
+            if len(raw) <= MAX_JSON and isinstance(document, dict):
+                add("JSON", raw)
+
+            def visit(value):
+                if isinstance(value, dict) and "token" in value and isinstance(value["token"], str):
+                    expect = value.get("expect") or {}
+                    outcome = expect.get("error") or ("valid" if expect.get("valid") else "?")
+                    token_seed(value["token"], (relative, outcome))
+                elif isinstance(value, str):
+                    if JWS.match(value) and value.startswith("eyJ"):
+                        token_seed(value, None)
+                    if "-----BEGIN" in value:
+                        add("JWKS", b"\x02" + value.encode())
+                if is_key_document(value):
+                    data = json.dumps(value).encode()
+                    add("JWKS", b"\x00" + data)
+                    add("JWKS", b"\x01" + data)
+
+            def token_seed(token, group):
+                add("CompactJWS", b"\x00" + token.encode())
+                parts = token.split(".")
+                if len(parts) != 3:
+                    return
+                header, payload, signature = (b64decode(p) for p in parts)
+                for decoded in (header, payload):
+                    if decoded and decoded.lstrip().startswith(b"{"):
+                        add("JSON", decoded)
+                if header is None or payload is None or signature is None:
+                    return
+                key = (group, header)
+                if group is not None and key in structured_seen:
+                    return
+                structured_seen.add(key)
+                add("CompactJWS", b"\x01\x80" + header + b"\xff" + payload + b"\xff" + signature)
+
+            walk(document, visit)
+
+    for target, files in corpora.items():
+        directory = os.path.join(destination, target)
+        os.makedirs(directory, exist_ok=True)
+        for old in os.listdir(directory):
+            if old not in files:
+                os.remove(os.path.join(directory, old))
+        for digest, data in sorted(files.items()):
+            with open(os.path.join(directory, digest), "wb") as out:
+                out.write(data)
+        size = sum(len(d) for d in files.values())
+        print(f"{target}: {len(files)} seeds, {size // 1024} KiB", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()

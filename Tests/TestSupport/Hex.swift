@@ -1,0 +1,31 @@
+/// Hex decoding for Wycheproof's `msg`, `sig` and key fields.
+public enum Hex {
+    public static func decode(_ text: String) -> [UInt8] {
+        let digits = Array(text.utf8)
+        precondition(digits.count % 2 == 0, "odd-length hex")
+        var out = [UInt8]()
+        out.reserveCapacity(digits.count / 2)
+        func value(_ c: UInt8) -> UInt8 {
+            switch c {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): return c - UInt8(ascii: "0")
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): return c - UInt8(ascii: "a") + 10
+            case UInt8(ascii: "A")...UInt8(ascii: "F"): return c - UInt8(ascii: "A") + 10
+            default: preconditionFailure("not a hex digit")
+            }
+        }
+        var k = 0
+        while k < digits.count {
+            out.append(value(digits[k]) << 4 | value(digits[k + 1]))
+            k += 2
+        }
+        return out
+    }
+
+    /// A big-endian integer as exactly `width` bytes (Wycheproof writes EC coordinates with a sign byte or
+    /// without leading zeros).
+    public static func fixedWidth(_ text: String, _ width: Int) -> [UInt8] {
+        let bytes = Array(decode(text).drop(while: { $0 == 0 }))
+        precondition(bytes.count <= width, "integer wider than \(width) bytes")
+        return [UInt8](repeating: 0, count: width - bytes.count) + bytes
+    }
+}

@@ -1,1 +1,0 @@
-../../JOSETests/Support/TestSigner.swift
