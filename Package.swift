@@ -98,11 +98,11 @@ let package = Package(
             exclude: ["Fixtures"]
         ),
         .testTarget(name: "VerifiedTokenCacheTests", dependencies: ["IDTokenKit", "JOSE", "CLibCrypto", "TestSupport"]),
-        .testTarget(name: "ReplayCacheTests", dependencies: ["IDTokenKit"]),
+        .testTarget(name: "ReplayCacheTests", dependencies: ["IDTokenKit", "TestSupport"]),
         .executableTarget(name: "replay-probe", dependencies: ["IDTokenKitRedis"], path: "Tests/ReplayProbe"),
         .testTarget(
             name: "RedisReplayCacheTests",
-            dependencies: ["IDTokenKitRedis", "replay-probe", .product(name: "Logging", package: "swift-log")]
+            dependencies: ["IDTokenKitRedis", "replay-probe", "TestSupport", .product(name: "Logging", package: "swift-log")]
         ),
         .testTarget(name: "IDTokenAuditTests", dependencies: ["IDTokenAudit"]),
     ],

@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import Synchronization
+import TestSupport
 import Testing
 @testable import IDTokenKitRedis
 

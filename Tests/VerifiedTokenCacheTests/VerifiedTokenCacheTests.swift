@@ -1,5 +1,6 @@
 import Foundation
 @testable import IDTokenKit
+import TestSupport
 import Testing
 
 /// The verified-token cache never answers differently from a fresh verification at the same `now`: each test
@@ -334,7 +335,7 @@ import Testing
         #expect(Set(expected.map { $0.code?.rawValue ?? "valid" })
                 == ["valid", "expired", "not_yet_valid", "nonce_mismatch", "revoked"], "the cases cover every verdict")
 
-        let mismatches = onThreads(6) { thread -> Int in
+        let mismatches = raceOnThreads(6) { thread -> Int in
             var generator = SystemRandomNumberGenerator()
             var wrong = 0
             for _ in 0..<1500 {

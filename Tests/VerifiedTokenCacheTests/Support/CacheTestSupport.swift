@@ -127,25 +127,3 @@ enum Verdict: Equatable, CustomStringConvertible {
         }
     }
 }
-
-/// A start line for threads.
-final class StartGate: Sendable { let arrived = Atomic<Int>(0) }
-
-/// Runs `body(thread)` on `threads` threads that start together; returns their results in thread order.
-func onThreads<Result: Sendable>(_ threads: Int, _ body: @escaping @Sendable (Int) -> Result) -> [Result] {
-    let results = Mutex<[Int: Result]>([:])
-    let gate = StartGate()
-    let done = DispatchGroup()
-    for index in 0..<threads {
-        done.enter()
-        Thread {
-            gate.arrived.add(1, ordering: .relaxed)
-            while gate.arrived.load(ordering: .relaxed) < threads { sched_yield() }
-            let result = body(index)
-            results.withLock { $0[index] = result }
-            done.leave()
-        }.start()
-    }
-    done.wait()
-    return results.withLock { all in (0..<threads).map { all[$0]! } }
-}
