@@ -29,7 +29,7 @@ struct NonceCommand: ParsableCommand {
             throw ExitStatus.usage.exitCode
         }
         if json {
-            print(JSONText.object([("raw", JSONText.string(nonce.raw)), ("sha256", JSONText.string(nonce.sha256Hex))]))
+            print(JSONText.object([("raw", JSONText.quoted(nonce.raw)), ("sha256", JSONText.quoted(nonce.sha256Hex))]))
         } else {
             print("raw:    \(nonce.raw)")
             print("sha256: \(nonce.sha256Hex)")

@@ -69,8 +69,8 @@ struct VerifyCommand: AsyncParsableCommand {
         if json {
             print(JSONText.object([
                 ("valid", "true"),
-                ("provider", JSONText.string(verified.provider.rawValue)),
-                ("alg", JSONText.string(verified.algorithm.rawValue)),
+                ("provider", JSONText.quoted(verified.provider.rawValue)),
+                ("alg", JSONText.quoted(verified.algorithm.rawValue)),
                 ("kid", JSONText.optional(verified.kid)),
                 ("claims", verified.claims.rawJSON),
             ]))
@@ -89,10 +89,10 @@ struct VerifyCommand: AsyncParsableCommand {
         if json {
             print(JSONText.object([
                 ("valid", "false"),
-                ("provider", JSONText.string(policy.provider.rawValue)),
+                ("provider", JSONText.quoted(policy.provider.rawValue)),
                 ("error", JSONText.object([
-                    ("code", JSONText.string(error.code.rawValue)),
-                    ("message", JSONText.string(error.message)),
+                    ("code", JSONText.quoted(error.code.rawValue)),
+                    ("message", JSONText.quoted(error.message)),
                     ("claim", JSONText.optional(error.claim)),
                 ])),
             ]))
@@ -108,7 +108,7 @@ struct VerifyCommand: AsyncParsableCommand {
         if json {
             print(JSONText.object([
                 ("valid", "false"),
-                ("error", JSONText.object([("code", JSONText.string(code)), ("message", JSONText.string(message)), ("claim", "null")])),
+                ("error", JSONText.object([("code", JSONText.quoted(code)), ("message", JSONText.quoted(message)), ("claim", "null")])),
             ]))
         }
     }
