@@ -20,6 +20,10 @@ let package = Package(
             name: "FuzzCompactJWS",
             dependencies: ["FuzzDriver", .product(name: "IDTokenKit", package: "IDTokenKit")]
         ),
+        .executableTarget(
+            name: "FuzzAuditLine",
+            dependencies: ["FuzzDriver", .product(name: "IDTokenAudit", package: "IDTokenKit")]
+        ),
         .executableTarget(name: "FuzzJSON", dependencies: ["FuzzDriver", .product(name: "JOSE", package: "IDTokenKit")]),
         .executableTarget(
             name: "FuzzJWKS",

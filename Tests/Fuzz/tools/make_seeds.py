@@ -10,8 +10,10 @@ Deterministic: the same Vectors/ give the same files, named by the SHA-1 of thei
   payload `\\xFF` signature) of one token per (file, expected outcome, header shape).
 - JSON: every distinct decoded header and payload, and every small JSON document under Vectors/.
 - JWKS: every key set, JWK and certificate map in Vectors/ (modes 0 and 1), and every PEM string (mode 2).
+- AuditLine: the sample audit log (Vectors/samples/sample.log) in pieces of four lines, as they are, with CRLF line
+  ends and gzip-compressed, plus lines of every other form the audit reads (JSON records, blank, binary, CRLF).
 """
-import base64, hashlib, json, os, re, sys
+import base64, gzip, hashlib, json, os, re, sys
 
 ROOT = os.path.normpath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
 JWS = re.compile(r"^[A-Za-z0-9_-]{2,}\.[A-Za-z0-9_-]*\.[A-Za-z0-9_-]*$")
@@ -43,11 +45,34 @@ def is_key_document(value):
     return all(isinstance(v, str) and "-----BEGIN" in v for v in value.values())
 
 
+# FuzzAuditLine's first byte: 4096-byte chunks and a 1 MiB line cap; bit 0 gzip, bit 3 CSV.
+AUDIT_PLAIN, AUDIT_CSV, AUDIT_GZIP = 0xC2, 0xCA, 0xC3
+
+
+def audit_seeds(add):
+    log = open(os.path.join(ROOT, "Vectors", "samples", "sample.log"), "rb").read()
+    lines = log.split(b"\n")
+    for start in range(0, len(lines), 4):
+        piece = b"\n".join(lines[start:start + 4]) + b"\n"
+        add(bytes([AUDIT_PLAIN]) + piece)
+        add(bytes([AUDIT_CSV]) + piece.replace(b"\n", b"\r\n"))
+        add(bytes([AUDIT_GZIP]) + gzip.compress(piece, mtime=0))
+    token = next(l for l in lines if b"eyJ" in l)
+    token = token[token.index(b"eyJ"):].split(b"&")[0].split(b'"')[0].split(b" ")[0]
+    add(bytes([AUDIT_PLAIN]) + b"\n".join([
+        token,
+        b'{"token":"' + token + b'","at":"2026-01-01T12:00:00Z","id":7,"nonce":"n"}',
+        b'{"token":"' + token + b'","at":1767268800}',
+        b"", b"   \t", b"\x00\x01\xff binary", b"2026-01-01T12:00:00Z Bearer " + token,
+        b"[01/Jan/2026:12:00:00 +0000] " + token + b"\r", b"id_token=" + token, b"{", b"no token here",
+    ]))
+
+
 def main():
     if len(sys.argv) != 2:
         sys.exit("usage: make_seeds.py OUT")
     destination = sys.argv[1]
-    corpora = {"CompactJWS": {}, "JSON": {}, "JWKS": {}}
+    corpora = {"CompactJWS": {}, "JSON": {}, "JWKS": {}, "AuditLine": {}}
 
     def add(target, data):
         corpora[target][hashlib.sha1(data).hexdigest()] = data
@@ -103,6 +128,8 @@ def main():
                 add("CompactJWS", b"\x01\x80" + header + b"\xff" + payload + b"\xff" + signature)
 
             walk(document, visit)
+
+    audit_seeds(lambda data: add("AuditLine", data))
 
     for target, files in corpora.items():
         directory = os.path.join(destination, target)
