@@ -35,7 +35,9 @@ let package = Package(
             pkgConfig: "hiredis",
             providers: [.apt(["libhiredis-dev"]), .brew(["hiredis"])]
         ),
-        .target(name: "JOSE", dependencies: ["CLibCrypto", "CJansson"]),
+        // Declarations only (nothing to link): ThreadSanitizer annotations for builds made with -DIDTK_TSAN.
+        .systemLibrary(name: "CThreadSanitizer"),
+        .target(name: "JOSE", dependencies: ["CLibCrypto", "CJansson", "CThreadSanitizer"]),
         .target(
             name: "IDTokenKit",
             dependencies: [

@@ -90,7 +90,7 @@ public final class MemoryReplayCache: SynchronousReplayCache {
     /// The number of entries held, live or expired but not yet reclaimed. Takes every shard's lock in turn:
     /// for monitoring and tests, not for the verification path.
     public var count: Int {
-        shards.reduce(0) { total, shard in total + shard.table.withLock { $0.count } }
+        shards.reduce(0) { total, shard in total + shard.table.withCriticalSection { $0.count } }
     }
 }
 
@@ -153,7 +153,7 @@ private final class Shard: Sendable {
     init(limit: Int) { table = Mutex(ShardTable(limit: limit)) }
 
     func insert(_ key: MemoryReplayKey, expiresAt: Int64, now: Int64) -> InsertOutcome {
-        table.withLock { $0.insert(key, expiresAt: expiresAt, now: now) }
+        table.withCriticalSection { $0.insert(key, expiresAt: expiresAt, now: now) }
     }
 }
 

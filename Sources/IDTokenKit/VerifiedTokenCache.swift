@@ -143,7 +143,7 @@ public final class VerifiedTokenCache: @unchecked Sendable {
         var dropped: CachedVerification?
         let found = withBytes(token) { bytes -> VerifiedToken? in
             let tag = tag(bytes)
-            return shard(shardIndex(tag)).pointee.withLock { shard in
+            return shard(shardIndex(tag)).pointee.withCriticalSection { shard in
                 shard.lookup(tag, bytes, keys: keys, now: now, leeway: leeway, dropped: &dropped)
             }
         }
@@ -172,7 +172,7 @@ public final class VerifiedTokenCache: @unchecked Sendable {
         }
         let evicted = withBytes(entry.token) { bytes -> CachedVerification? in
             let tag = tag(bytes)
-            return shard(shardIndex(tag)).pointee.withLock { shard in shard.insert(tag, entry, bytes, now: now) }
+            return shard(shardIndex(tag)).pointee.withCriticalSection { shard in shard.insert(tag, entry, bytes, now: now) }
         }
         // Released here, outside the lock, where freeing its buffers delays nobody.
         _ = consume evicted
@@ -190,13 +190,13 @@ public final class VerifiedTokenCache: @unchecked Sendable {
     /// The number of tokens held, expired ones not yet evicted included. Takes every shard's lock in turn:
     /// for monitoring and tests, not for the request path.
     public var count: Int {
-        (0..<shardCount).reduce(0) { total, index in total + shard(index).pointee.withLock { $0.count } }
+        (0..<shardCount).reduce(0) { total, index in total + shard(index).pointee.withCriticalSection { $0.count } }
     }
 
     /// Forgets every token.
     public func removeAll() {
         for index in 0..<shardCount {
-            let dropped = shard(index).pointee.withLock { $0.removeAll() }
+            let dropped = shard(index).pointee.withCriticalSection { $0.removeAll() }
             _ = consume dropped
         }
     }

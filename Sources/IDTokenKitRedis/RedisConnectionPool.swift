@@ -59,7 +59,7 @@ final class RedisConnectionPool: Sendable {
     }
 
     private func checkOut() throws(RedisFailure) -> (RedisConnection, reused: Bool) {
-        let outcome: Result<RedisConnection, RedisFailure>? = state.withLock { state in
+        let outcome: Result<RedisConnection, RedisFailure>? = state.withCriticalSection { state in
             if let connection = state.idle.popLast() { return .success(connection) }
             if let failure = state.lastConnectFailure,
                failure.at.duration(to: .now) < configuration.reconnectDelay {
@@ -81,17 +81,17 @@ final class RedisConnectionPool: Sendable {
                 connectTimeoutMilliseconds: Self.milliseconds(configuration.connectTimeout),
                 commandTimeoutMilliseconds: Self.milliseconds(configuration.commandTimeout),
                 username: configuration.username, password: configuration.password, database: configuration.database)
-            state.withLock { $0.lastConnectFailure = nil }
+            state.withCriticalSection { $0.lastConnectFailure = nil }
             return connection
         } catch {
-            state.withLock { $0.lastConnectFailure = (ContinuousClock.now, error.description) }
+            state.withCriticalSection { $0.lastConnectFailure = (ContinuousClock.now, error.description) }
             throw error
         }
     }
 
     private func checkIn(_ connection: RedisConnection) {
         guard !connection.isBroken else { return }
-        state.withLock { $0.idle.append(connection) }
+        state.withCriticalSection { $0.idle.append(connection) }
     }
 
     static func milliseconds(_ duration: Duration) -> Int {

@@ -165,7 +165,7 @@ public final class RedisReplayCache: SynchronousReplayCache {
     private func unavailable(_ reason: String) throws(TokenError) -> Bool {
         let mode = configuration.failureMode
         let now = ContinuousClock.now
-        let report: (first: Bool, checks: Int)? = outage.withLock { log in
+        let report: (first: Bool, checks: Int)? = outage.withCriticalSection { log in
             log.affectedChecks += 1
             let first = !isDown.load(ordering: .relaxed)
             if first { isDown.store(true, ordering: .relaxed) }
@@ -203,7 +203,7 @@ public final class RedisReplayCache: SynchronousReplayCache {
 
     private func noteAnswered() {
         guard isDown.load(ordering: .relaxed) else { return }
-        let affected: Int? = outage.withLock { log in
+        let affected: Int? = outage.withCriticalSection { log in
             guard isDown.load(ordering: .relaxed) else { return nil }
             isDown.store(false, ordering: .relaxed)
             defer { log = OutageLog() }

@@ -27,15 +27,15 @@ import Testing
             for k in order + order.reversed() {
                 do throws(TokenError) {
                     _ = try verifier.verify(tokens[k], keys: Fixtures.keys, now: Fixtures.nowDate)
-                    accepted.withLock { $0[k] += 1 }
+                    accepted.withCriticalSection { $0[k] += 1 }
                 } catch where error.code == .replayed {
                 } catch {
-                    others.withLock { $0.append(error.code.rawValue) }
+                    others.withCriticalSection { $0.append(error.code.rawValue) }
                 }
             }
         }
-        #expect(accepted.withLock { $0 } == [Int](repeating: 1, count: tokens.count))
-        #expect(others.withLock { $0 }.isEmpty)
+        #expect(accepted.withCriticalSection { $0 } == [Int](repeating: 1, count: tokens.count))
+        #expect(others.withCriticalSection { $0 }.isEmpty)
     }
 
     @Test func eachTokenIsAcceptedOnceByAThousandTasks() async {
@@ -85,10 +85,10 @@ import Testing
                 let t = rng.below(times.count)
                 let outcome = Outcome.of(cached, all[k], keys: Fixtures.keys, now: times[t])
                 if outcome != expected[t][k] {
-                    differing.withLock { $0.append("token \(k) at time \(t): \(outcome), expected \(expected[t][k])") }
+                    differing.withCriticalSection { $0.append("token \(k) at time \(t): \(outcome), expected \(expected[t][k])") }
                 }
             }
         }
-        #expect(differing.withLock { $0 }.isEmpty, "\(differing.withLock { $0.prefix(5) })")
+        #expect(differing.withCriticalSection { $0 }.isEmpty, "\(differing.withCriticalSection { $0.prefix(5) })")
     }
 }

@@ -141,18 +141,18 @@ func unixNow() -> Int64 { Int64(Date().timeIntervalSince1970) }
                     let outcome = Result { () throws(TokenError) -> Bool in
                         try cache.insertIfAbsentNow(entry(token, expiresAt: now + 600), now: now)
                     }
-                    if startedAfterStop { lateOutcomes.withLock { $0.append(outcome) } }
+                    if startedAfterStop { lateOutcomes.withCriticalSection { $0.append(outcome) } }
                 }
             }
         }
         while next.load(ordering: .relaxed) < 300 { usleep(1000) }
         server.stop()
         stopped.store(true, ordering: .releasing)
-        while lateOutcomes.withLock({ $0.count }) < 300 { usleep(1000) }
+        while lateOutcomes.withCriticalSection({ $0.count }) < 300 { usleep(1000) }
         finished.store(true, ordering: .releasing)
         workers.wait()
 
-        let outcomes = lateOutcomes.withLock { $0 }
+        let outcomes = lateOutcomes.withCriticalSection { $0 }
         for outcome in outcomes {
             switch (mode, outcome) {
             case (.allow, .success(let accepted)):
@@ -319,7 +319,7 @@ final class LogCapture: Sendable {
     }
 
     func contains(level: Logger.Level, _ text: String) -> Bool {
-        records.withLock { $0.contains { $0.0 == level && $0.1.contains(text) } }
+        records.withCriticalSection { $0.contains { $0.0 == level && $0.1.contains(text) } }
     }
 
     struct Handler: LogHandler {
@@ -331,7 +331,7 @@ final class LogCapture: Sendable {
             set { metadata[key] = newValue }
         }
         func log(event: LogEvent) {
-            capture.records.withLock { $0.append((event.level, event.message.description)) }
+            capture.records.withCriticalSection { $0.append((event.level, event.message.description)) }
         }
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import JOSE
 import Synchronization
 
 /// Runs `body(threadIndex)` on `threads` OS threads that wait at a common start line and begin together, so
@@ -12,12 +13,12 @@ public func raceOnThreads<Result: Sendable>(_ threads: Int, _ body: @escaping @S
         Thread {
             gate.arrive(total: threads)
             let result = body(index)
-            results.withLock { $0[index] = result }
+            results.withCriticalSection { $0[index] = result }
             done.leave()
         }.start()
     }
     done.wait()
-    return results.withLock { all in (0..<threads).map { all[$0]! } }
+    return results.withCriticalSection { all in (0..<threads).map { all[$0]! } }
 }
 
 /// A start line: every thread spins until all have arrived.

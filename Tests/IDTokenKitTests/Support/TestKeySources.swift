@@ -21,13 +21,13 @@ final class RotatingKeySource: KeySource {
         self.refreshed = refreshed
     }
 
-    var refreshes: [String?] { state.withLock { $0.refreshes } }
+    var refreshes: [String?] { state.withCriticalSection { $0.refreshes } }
 
-    func currentKeys() -> JWKSet? { state.withLock { $0.current } }
+    func currentKeys() -> JWKSet? { state.withCriticalSection { $0.current } }
 
     func keys(refreshingFor unknownKid: String?) async throws(TokenError) -> JWKSet {
         let refreshed = self.refreshed
-        return state.withLock { state in
+        return state.withCriticalSection { state in
             state.refreshes.append(unknownKid)
             state.current = refreshed
             return refreshed
@@ -39,10 +39,10 @@ final class RotatingKeySource: KeySource {
 final class TestReplayCache: SynchronousReplayCache {
     private let entries = Mutex<Set<ReplayEntry>>([])
 
-    var recorded: Set<ReplayEntry> { entries.withLock { $0 } }
+    var recorded: Set<ReplayEntry> { entries.withCriticalSection { $0 } }
 
     func insertIfAbsentNow(_ entry: ReplayEntry, now: Int64) throws(TokenError) -> Bool {
-        entries.withLock { $0.insert(entry).inserted }
+        entries.withCriticalSection { $0.insert(entry).inserted }
     }
 }
 

@@ -49,10 +49,10 @@ final class CountingRule: ClaimRule {
 
     init(dependsOnlyOnClaims: Bool) { self.dependsOnlyOnClaims = dependsOnlyOnClaims }
 
-    var count: Int { runs.withLock { $0 } }
+    var count: Int { runs.withCriticalSection { $0 } }
 
     func check(_ claims: JSONObject, _ context: ClaimContext) throws(TokenError) {
-        runs.withLock { $0 += 1 }
+        runs.withCriticalSection { $0 += 1 }
     }
 }
 
@@ -72,9 +72,9 @@ final class SwappableKeySource: KeySource {
 
     init(_ keys: JWKSet?) { current = Mutex(keys) }
 
-    func set(_ keys: JWKSet?) { current.withLock { $0 = keys } }
+    func set(_ keys: JWKSet?) { current.withCriticalSection { $0 = keys } }
 
-    func currentKeys() -> JWKSet? { current.withLock { $0 } }
+    func currentKeys() -> JWKSet? { current.withCriticalSection { $0 } }
 
     func keys(refreshingFor unknownKid: String?) async throws(TokenError) -> JWKSet {
         guard let keys = currentKeys() else { throw TokenError(.keysUnavailable, "the test key source has no keys") }
@@ -86,9 +86,9 @@ final class SwappableKeySource: KeySource {
 final class MutableRevocations: RevocationTimes {
     private let times = Mutex<[String: Date]>([:])
 
-    func revoke(_ uid: String, at time: Date?) { times.withLock { $0[uid] = time } }
+    func revoke(_ uid: String, at time: Date?) { times.withCriticalSection { $0[uid] = time } }
 
-    func revocationTime(forUser uid: String) -> Date? { times.withLock { $0[uid] } }
+    func revocationTime(forUser uid: String) -> Date? { times.withCriticalSection { $0[uid] } }
 }
 
 /// A synchronous in-memory replay cache.
@@ -96,7 +96,7 @@ final class SetReplayCache: SynchronousReplayCache {
     private let entries = Mutex<Set<ReplayEntry>>([])
 
     func insertIfAbsentNow(_ entry: ReplayEntry, now: Int64) throws(TokenError) -> Bool {
-        entries.withLock { $0.insert(entry).inserted }
+        entries.withCriticalSection { $0.insert(entry).inserted }
     }
 }
 
