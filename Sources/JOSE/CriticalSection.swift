@@ -18,9 +18,10 @@ extension Mutex where Value: ~Copyable {
         _ body: (inout sending Value) throws(E) -> sending Result
     ) throws(E) -> sending Result {
         #if IDTK_TSAN
+        // The mutex's own address names the lock. It is taken by a borrow of the mutex, not by an access to the
+        // guarded value, which ThreadSanitizer would see before the acquire and report.
+        let address = withUnsafePointer(to: self) { UnsafeMutableRawPointer(mutating: $0) }
         return try withLock { (value: inout sending Value) throws(E) -> sending Result in
-            // The guarded value lives at a fixed address inside the mutex: it names the lock for ThreadSanitizer.
-            let address = withUnsafeMutablePointer(to: &value) { UnsafeMutableRawPointer($0) }
             __tsan_acquire(address)
             defer { __tsan_release(address) }
             return try body(&value)
