@@ -1,3 +1,5 @@
+import IDTokenKit
+
 extension AuditSummary {
     /// The summary as one JSON document (pretty-printed, two-space indents, keys in a fixed order).
     ///
@@ -15,7 +17,7 @@ extension AuditSummary {
             first = false
         }
         func number(_ value: Double?) -> String { value.map(JSONText.number) ?? "null" }
-        func time(_ value: Double?) -> String { value.map { JSONText.quoted(Timestamp.iso8601String($0)) } ?? "null" }
+        func time(_ value: Double?) -> String { value.map { JSONText.quoted(UnixTime.iso8601($0)) } ?? "null" }
         func counter(_ counter: BoundedCounter) -> String {
             var parts = counter.sorted.map { "    " + JSONText.quoted($0.value) + ": \($0.count)" }
             if counter.otherCount > 0 { parts.append("    \"(other)\": \(counter.otherCount)") }

@@ -28,7 +28,7 @@ public struct HTMLReport: Sendable {
         var body = "<h1>\(e(title))</h1>"
         body += "<p class=\"sub\">\(s.records) records from \(s.lines) lines"
         if let first = s.firstAt, let last = s.lastAt {
-            body += ", presented \(e(Timestamp.iso8601String(first))) to \(e(Timestamp.iso8601String(last)))"
+            body += ", presented \(e(UnixTime.iso8601(first))) to \(e(UnixTime.iso8601(last)))"
         }
         body += ". Audited in \(e(String(format: s.elapsedSeconds))) s on \(s.threads) thread\(s.threads == 1 ? "" : "s") (\(Int(s.tokensPerSecond.rounded())) records/s).</p>"
         if let error = s.inputError {
@@ -131,8 +131,8 @@ public struct HTMLReport: Sendable {
         var html = "<table><tr><th>kid</th><th>issuer</th><th class=\"n\">verified uses</th><th class=\"n\">records naming it</th><th>first use</th><th>last use</th></tr>"
         for (kid, usage) in keys {
             html += "<tr><td><code>\(e(kid))</code></td><td>\(e(usage.issuer ?? ""))</td><td class=\"n\">\(usage.uses)</td>"
-                + "<td class=\"n\">\(summary.byKid.counts[kid] ?? 0)</td><td class=\"t\">\(e(Timestamp.iso8601String(usage.firstUse)))</td>"
-                + "<td class=\"t\">\(e(Timestamp.iso8601String(usage.lastUse)))</td></tr>"
+                + "<td class=\"n\">\(summary.byKid.counts[kid] ?? 0)</td><td class=\"t\">\(e(UnixTime.iso8601(usage.firstUse)))</td>"
+                + "<td class=\"t\">\(e(UnixTime.iso8601(usage.lastUse)))</td></tr>"
         }
         let unverified = summary.byKid.sorted.filter { summary.keyUsage[$0.value] == nil }
         if !unverified.isEmpty {
@@ -160,8 +160,8 @@ public struct HTMLReport: Sendable {
             + (summary.expiredExamples.count < summary.usedAfterExpiry ? "; the first \(summary.expiredExamples.count) are listed" : "") + ".</p>"
         html += "<table><tr><th class=\"n\">line</th><th>iss</th><th>sub</th><th>expired</th><th>presented</th><th class=\"n\">late by</th></tr>"
         for x in summary.expiredExamples {
-            html += "<tr><td class=\"n\">\(x.line)</td><td>\(e(x.issuer ?? ""))</td><td>\(e(x.subject ?? ""))</td><td class=\"t\">\(e(Timestamp.iso8601String(x.expires)))</td>"
-                + "<td class=\"t\">\(e(Timestamp.iso8601String(x.at)))</td><td class=\"n\">\(e(SVGChart.duration(max(0, x.at - x.expires).rounded())))</td></tr>"
+            html += "<tr><td class=\"n\">\(x.line)</td><td>\(e(x.issuer ?? ""))</td><td>\(e(x.subject ?? ""))</td><td class=\"t\">\(e(UnixTime.iso8601(x.expires)))</td>"
+                + "<td class=\"t\">\(e(UnixTime.iso8601(x.at)))</td><td class=\"n\">\(e(SVGChart.duration(max(0, x.at - x.expires).rounded())))</td></tr>"
         }
         return html + "</table>"
     }
@@ -173,7 +173,7 @@ public struct HTMLReport: Sendable {
         var html = "<table><tr><th class=\"n\">line</th><th class=\"n\">first accepted on line</th><th>iss</th><th>sub</th><th>presented</th></tr>"
         for x in summary.replayExamples {
             html += "<tr><td class=\"n\">\(x.line)</td><td class=\"n\">\(x.firstLine > 0 ? String(x.firstLine) : "(another process)")</td><td>\(e(x.issuer ?? ""))</td>"
-                + "<td>\(e(x.subject ?? ""))</td><td class=\"t\">\(e(Timestamp.iso8601String(x.at)))</td></tr>"
+                + "<td>\(e(x.subject ?? ""))</td><td class=\"t\">\(e(UnixTime.iso8601(x.at)))</td></tr>"
         }
         return html + "</table>"
     }

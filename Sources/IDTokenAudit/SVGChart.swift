@@ -1,3 +1,5 @@
+import IDTokenKit
+
 /// Small SVG charts drawn as text, for the HTML report: no scripts, no external resources.
 enum SVGChart {
     struct Series {
@@ -89,7 +91,7 @@ enum SVGChart {
     }
 
     static func label(_ start: Double, _ width: Double) -> String {
-        let text = Timestamp.iso8601String(start)       // 2026-01-01T12:00:00Z
+        let text = UnixTime.iso8601(start)       // 2026-01-01T12:00:00Z
         let date = String(text.prefix(10)), time = String(text.dropFirst(11).prefix(5))
         return width >= 86_400 ? date : (time == "00:00" || width >= 21_600 ? "\(date.dropFirst(5)) \(time)" : time)
     }

@@ -1,3 +1,5 @@
+import IDTokenKit
+
 /// Reads the times an audit record may carry: Unix seconds, ISO 8601, or the Common Log Format's
 /// `10/Oct/2025:13:55:36 -0700`. All results are Unix seconds (UTC). No calendar, locale or clock is used.
 public enum Timestamp {
@@ -76,37 +78,8 @@ public enum Timestamp {
         let leap = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0)
         let monthDays = [31, leap ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31]
         guard day <= monthDays[month - 1] else { return nil }
-        let y = month <= 2 ? year - 1 : year
-        let era = (y >= 0 ? y : y - 399) / 400
-        let yoe = y - era * 400
-        let mp = (month + 9) % 12
-        let doy = (153 * mp + 2) / 5 + day - 1
-        let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy
-        let days = era * 146_097 + doe - 719_468
+        let days = UnixTime.daysFromCivil(year: year, month: month, day: day)
         return days * 86_400 + hour * 3600 + minute * 60 + second
-    }
-
-    /// Formats Unix seconds as `2026-01-01T00:00:00Z` (whole seconds, UTC).
-    public static func iso8601String(_ seconds: Double) -> String {
-        guard seconds.isFinite, seconds > -62_135_596_800, seconds < 253_402_300_800 else { return "\(seconds)" }
-        let whole = Int(seconds.rounded(.down))
-        var days = whole / 86_400
-        var rest = whole % 86_400
-        if rest < 0 { rest += 86_400; days -= 1 }
-        let z = days + 719_468
-        let era = (z >= 0 ? z : z - 146_096) / 146_097
-        let doe = z - era * 146_097
-        let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365
-        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
-        let mp = (5 * doy + 2) / 153
-        let day = doy - (153 * mp + 2) / 5 + 1
-        let month = mp < 10 ? mp + 3 : mp - 9
-        let year = yoe + era * 400 + (month <= 2 ? 1 : 0)
-        func pad(_ n: Int, _ width: Int) -> String {
-            let text = String(n)
-            return text.count >= width ? text : String(repeating: "0", count: width - text.count) + text
-        }
-        return "\(pad(year, 4))-\(pad(month, 2))-\(pad(day, 2))T\(pad(rest / 3600, 2)):\(pad(rest / 60 % 60, 2)):\(pad(rest % 60, 2))Z"
     }
 }
 

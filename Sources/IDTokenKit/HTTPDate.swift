@@ -31,22 +31,11 @@ enum HTTPDate {
         let hms = time.split(separator: ":").map { Int($0) }
         guard hms.count == 3, let h = hms[0], let m = hms[1], let s = hms[2],
               (0...23).contains(h), (0...59).contains(m), (0...60).contains(s) else { return nil }
-        let days = daysFromCivil(year: year, month: month, day: day)
+        let days = UnixTime.daysFromCivil(year: year, month: month, day: day)
         return Double(days * 86_400 + h * 3_600 + m * 60 + s)
     }
 
     private static func monthIndex(_ name: String) -> Int? {
         months.firstIndex(of: name.lowercased()).map { $0 + 1 }
-    }
-
-    /// Days since 1970-01-01 in the proleptic Gregorian calendar (Howard Hinnant's algorithm).
-    static func daysFromCivil(year: Int, month: Int, day: Int) -> Int {
-        let y = month <= 2 ? year - 1 : year
-        let era = (y >= 0 ? y : y - 399) / 400
-        let yoe = y - era * 400
-        let mp = (month + 9) % 12
-        let doy = (153 * mp + 2) / 5 + day - 1
-        let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy
-        return era * 146_097 + doe - 719_468
     }
 }

@@ -22,19 +22,19 @@ public struct TimeRules: Sendable, Equatable {
         let exp = try NumericDate.read(claims, "exp", required: true)!
         if now >= exp + leeway {
             throw TokenError(.expired, claim: "exp",
-                             "the \(tokenName) expired at \(UTCTime.describe(exp)); the time of verification \(UTCTime.describe(now)) is past it by more than the \(Int(leeway)) s leeway. Get a fresh token from the client and verify that one")
+                             "the \(tokenName) expired at \(UnixTime.describe(exp)); the time of verification \(UnixTime.describe(now)) is past it by more than the \(Int(leeway)) s leeway. Get a fresh token from the client and verify that one")
         }
         if let nbf = try NumericDate.read(claims, "nbf", required: false), now < nbf - leeway {
             throw TokenError(.notYetValid, claim: "nbf",
-                             "the \(tokenName) is not valid before \(UTCTime.describe(nbf)); the time of verification \(UTCTime.describe(now)) is earlier by more than the \(Int(leeway)) s leeway. Check this machine's clock")
+                             "the \(tokenName) is not valid before \(UnixTime.describe(nbf)); the time of verification \(UnixTime.describe(now)) is earlier by more than the \(Int(leeway)) s leeway. Check this machine's clock")
         }
         if let iat = try NumericDate.read(claims, "iat", required: requiresIssuedAt), iat > now + leeway {
             throw TokenError(.issuedInFuture, claim: "iat",
-                             "the \(tokenName) claims to be issued at \(UTCTime.describe(iat)), later than the time of verification \(UTCTime.describe(now)) plus the \(Int(leeway)) s leeway. Check this machine's clock")
+                             "the \(tokenName) claims to be issued at \(UnixTime.describe(iat)), later than the time of verification \(UnixTime.describe(now)) plus the \(Int(leeway)) s leeway. Check this machine's clock")
         }
         if let authTime = try NumericDate.read(claims, "auth_time", required: requiresAuthTime), authTime > now + leeway {
             throw TokenError(.issuedInFuture, claim: "auth_time",
-                             "the \(tokenName) says the user signed in at \(UTCTime.describe(authTime)), later than the time of verification \(UTCTime.describe(now)) plus the \(Int(leeway)) s leeway. Check this machine's clock")
+                             "the \(tokenName) says the user signed in at \(UnixTime.describe(authTime)), later than the time of verification \(UnixTime.describe(now)) plus the \(Int(leeway)) s leeway. Check this machine's clock")
         }
         return exp
     }

@@ -1,7 +1,9 @@
 /// Unix seconds as text: ISO 8601 UTC for people and file names, and back.
 public enum UnixTime {
-    /// `2025-03-01T12:00:00Z`, or with `basic` the compact `20250301T120000Z` used in archive file names.
+    /// `2025-03-01T12:00:00Z` (whole seconds, rounded down), or with `basic` the compact `20250301T120000Z` used in
+    /// archive file names. A time outside years 1–9999, or not finite, is written as the number itself.
     public static func iso8601(_ time: Double, basic: Bool = false) -> String {
+        guard time.isFinite, time >= -62_135_596_800, time < 253_402_300_800 else { return "\(time)" }
         let total = Int(time.rounded(.down))
         let days = total >= 0 ? total / 86_400 : (total - 86_399) / 86_400
         let secs = total - days * 86_400
@@ -9,6 +11,13 @@ public enum UnixTime {
         let date = basic ? "\(pad(y, 4))\(pad(m, 2))\(pad(d, 2))" : "\(pad(y, 4))-\(pad(m, 2))-\(pad(d, 2))"
         let hms = [secs / 3600, secs / 60 % 60, secs % 60].map { pad($0, 2) }
         return "\(date)T\(hms.joined(separator: basic ? "" : ":"))Z"
+    }
+
+    /// `1616067537 (2021-03-18T11:38:57Z)`: a claim's time as the token carries it and as people read it, for
+    /// rejection messages.
+    static func describe(_ time: Double) -> String {
+        let shown = time == time.rounded() && abs(time) < 1e15 ? "\(Int64(time))" : "\(time)"
+        return "\(shown) (\(iso8601(time)))"
     }
 
     /// Reads Unix seconds (`1700000000`, `1700000000.5`) or ISO 8601 UTC in the extended
@@ -45,11 +54,23 @@ public enum UnixTime {
               let y = Int(date.prefix(4)), let mo = Int(date.dropFirst(4).prefix(2)), let d = Int(date.suffix(2)),
               let h = Int(hms.prefix(2)), let mi = Int(hms.dropFirst(2).prefix(2)), let sec = Int(hms.suffix(2)),
               (1...12).contains(mo), (1...31).contains(d), h < 24, mi < 60, sec <= 60 else { return nil }
-        let days = HTTPDate.daysFromCivil(year: y, month: mo, day: d)
+        let days = daysFromCivil(year: y, month: mo, day: d)
         return Double(days * 86_400 + h * 3600 + mi * 60 + sec - offset) + fraction
     }
 
-    private static func civil(fromDays days: Int) -> (Int, Int, Int) {
+    /// Days since 1970-01-01 of a date in the proleptic Gregorian calendar (Howard Hinnant's days_from_civil).
+    public static func daysFromCivil(year: Int, month: Int, day: Int) -> Int {
+        let y = month <= 2 ? year - 1 : year
+        let era = (y >= 0 ? y : y - 399) / 400
+        let yoe = y - era * 400
+        let mp = (month + 9) % 12
+        let doy = (153 * mp + 2) / 5 + day - 1
+        let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy
+        return era * 146_097 + doe - 719_468
+    }
+
+    /// The date of a day counted from 1970-01-01 (Howard Hinnant's civil_from_days).
+    static func civil(fromDays days: Int) -> (year: Int, month: Int, day: Int) {
         let z = days + 719_468
         let era = (z >= 0 ? z : z - 146_096) / 146_097
         let doe = z - era * 146_097

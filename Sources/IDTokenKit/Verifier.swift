@@ -154,6 +154,6 @@ public struct IDTokenVerifier: Sendable {
     }
 
     private func replayed(_ entry: ReplayEntry) -> TokenError {
-        TokenError(.replayed, "this \(profile.provider.tokenName) was already presented (it is in the replay cache until \(UTCTime.iso8601(Double(entry.expiresAt)))); each token is accepted once. The client must get a new one")
+        TokenError(.replayed, "this \(profile.provider.tokenName) was already presented (it is in the replay cache until \(UnixTime.iso8601(Double(entry.expiresAt)))); each token is accepted once. The client must get a new one")
     }
 }

@@ -10,7 +10,7 @@ struct InputFormTests {
         let (token, claims) = try #require(try Sample.validTokens()["facebook"])
         let iat = try #require(claims["iat"] as? Int)
         let at = Double(iat) + 30
-        let iso = Timestamp.iso8601String(at)
+        let iso = UnixTime.iso8601(at)
         let clf: String = {
             // 01/Jan/2026:HH:MM:SS +0000 from the ISO form.
             let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]

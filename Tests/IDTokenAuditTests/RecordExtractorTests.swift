@@ -140,7 +140,7 @@ struct TimestampTests {
 
     @Test("formats UTC")
     func formats() {
-        #expect(Timestamp.iso8601String(1_767_225_600) == "2026-01-01T00:00:00Z")
-        #expect(Timestamp.iso8601String(951_782_400) == "2000-02-29T00:00:00Z")
+        #expect(UnixTime.iso8601(1_767_225_600) == "2026-01-01T00:00:00Z")
+        #expect(UnixTime.iso8601(951_782_400) == "2000-02-29T00:00:00Z")
     }
 }

@@ -10,7 +10,7 @@ public struct RevocationRule: ClaimRule {
         let authTime = try NumericDate.read(claims, "auth_time", required: true)!
         if authTime < cutoff {
             throw TokenError(.revoked, claim: "auth_time",
-                             "the \(context.tokenName) was issued for a sign-in at \(UTCTime.describe(authTime)), before the user's sessions were revoked at \(UTCTime.describe(cutoff)). The user must sign in again")
+                             "the \(context.tokenName) was issued for a sign-in at \(UnixTime.describe(authTime)), before the user's sessions were revoked at \(UnixTime.describe(cutoff)). The user must sign in again")
         }
     }
 }
