@@ -103,8 +103,10 @@ public final class AuditEngine: @unchecked Sendable {
             sequence += 1
             defer { inFlight.signal() }
             guard failure == nil else { continue }
+            // The workers' rendering stands unless the replay stage changed a verdict; only then is the batch's
+            // output put together again.
             var rendered: [UInt8] = []
-            rendered.reserveCapacity(batch.rendered.count)
+            var changed = false
             var start = 0
             for (k, original) in batch.results.enumerated() {
                 let end = batch.ends[k]
@@ -119,13 +121,23 @@ public final class AuditEngine: @unchecked Sendable {
                         // Without answers from the replay store, no verdict after this point would mean anything.
                         failure = AuditOutputError("the replay store could not answer at line \(result.line): \(error.message)")
                         cancelled.set()
+                        if !changed {
+                            // Only the records before this one are written.
+                            changed = true
+                            rendered.append(contentsOf: batch.rendered[..<start])
+                        }
                         break
                     }
                 }
-                if result.isValid == original.isValid {
-                    rendered.append(contentsOf: batch.rendered[start..<end])
-                } else {
+                if result.isValid != original.isValid, output != nil {
+                    if !changed {
+                        changed = true
+                        rendered.reserveCapacity(batch.rendered.count + 256)
+                        rendered.append(contentsOf: batch.rendered[..<start])
+                    }
                     options.format.render(result, into: &rendered)
+                } else if changed {
+                    rendered.append(contentsOf: batch.rendered[start..<end])
                 }
                 start = end
                 summary.add(result)
@@ -137,7 +149,7 @@ public final class AuditEngine: @unchecked Sendable {
             summary.lines = batch.linesRead
             lastBatch = (batch.bytesRead, batch.linesRead)
             if let output {
-                do { try output.write(rendered) } catch { failure = error; writeFailed = true; cancelled.set() }
+                do { try output.write(changed ? rendered : batch.rendered) } catch { failure = error; writeFailed = true; cancelled.set() }
             }
             if let progress {
                 let now = elapsed()
@@ -217,7 +229,7 @@ public final class AuditEngine: @unchecked Sendable {
                                claims: .none, at: at, signatureVerified: false, profile: nil)
         }
         let nonce = record.nonce ?? options.defaultNonce
-        let key = cache.isEnabled ? VerdictCache.Key(token: token, nonce: nonce) : nil
+        let key = cache.isEnabled ? VerdictCache.Key(token: token, nonce: nonce, salts: cache.salts) : nil
         if let key, let verdict = cache.lookup(key, at: at) {
             counts.cacheHits += 1
             return AuditResult(line: record.line, id: record.id, error: verdict.error, claims: verdict.claims, at: at,
