@@ -82,8 +82,9 @@ public final class AuditEngine: @unchecked Sendable {
 
         let workers = (0..<options.threads).map { _ in
             Thread { [self] in
+                let interner = StringInterner()
                 while let batch = work.pop() {
-                    done.put(batch.sequence, process(batch, cache: cache, findReplays: findReplays))
+                    done.put(batch.sequence, process(batch, cache: cache, findReplays: findReplays, interner: interner))
                 }
             }
         }
@@ -202,7 +203,7 @@ public final class AuditEngine: @unchecked Sendable {
         let linesRead: Int
     }
 
-    private func process(_ batch: Batch, cache: VerdictCache, findReplays: Bool) -> Processed {
+    private func process(_ batch: Batch, cache: VerdictCache, findReplays: Bool, interner: StringInterner) -> Processed {
         var out = Processed(bytesRead: batch.bytesRead, linesRead: batch.linesRead)
         out.results.reserveCapacity(batch.lines.count)
         out.ends.reserveCapacity(batch.lines.count)
@@ -212,7 +213,7 @@ public final class AuditEngine: @unchecked Sendable {
                 out.blankLines += 1
                 continue
             }
-            let result = judge(record, cache: cache, findReplays: findReplays, counts: &out)
+            let result = judge(record, cache: cache, findReplays: findReplays, interner: interner, counts: &out)
             options.format.render(result, into: &out.rendered)
             out.results.append(result)
             out.ends.append(out.rendered.count)
@@ -222,14 +223,15 @@ public final class AuditEngine: @unchecked Sendable {
 
     /// Judges one record: from the cache when the same token (and nonce) was judged for a time in the same
     /// interval between its time thresholds, by the judge otherwise.
-    func judge(_ record: AuditRecord, cache: VerdictCache, findReplays: Bool, counts: inout Processed) -> AuditResult {
+    func judge(_ record: AuditRecord, cache: VerdictCache, findReplays: Bool, interner: StringInterner,
+               counts: inout Processed) -> AuditResult {
         let at = record.at ?? options.defaultTime
         guard let token = record.token, record.problem == nil else {
             return AuditResult(line: record.line, id: record.id, error: record.problem ?? TokenError(.malformed, "no token"),
                                claims: .none, at: at, signatureVerified: false, profile: nil)
         }
         let nonce = record.nonce ?? options.defaultNonce
-        let key = cache.isEnabled ? VerdictCache.Key(token: token, nonce: nonce, salts: cache.salts) : nil
+        let key = cache.isEnabled ? VerdictCache.Key(token: token, nonce: nonce, key: cache.hashKey) : nil
         if let key, let verdict = cache.lookup(key, at: at) {
             counts.cacheHits += 1
             return AuditResult(line: record.line, id: record.id, error: verdict.error, claims: verdict.claims, at: at,
@@ -238,7 +240,7 @@ public final class AuditEngine: @unchecked Sendable {
         }
         counts.verifications += 1
         let judgement = judge.judge(token, at: at, nonce: nonce)
-        let claims = ReportedClaims(header: judgement.header, claims: judgement.claims)
+        let claims = ReportedClaims(header: judgement.header, claims: judgement.claims, interning: interner)
         var replayEntry: ReplayEntry?
         if findReplays, judgement.isValid {
             replayEntry = AuditEngine.replayEntry(token: token, issuer: claims.issuer ?? "",

@@ -33,7 +33,10 @@ public struct RecordExtractor: Sendable {
             return AuditRecord(line: line.number, form: .unreadable,
                                problem: TokenError(.malformed, "the input ends inside line \(line.number) (it could not be read further), so the line is incomplete"))
         }
-        if body.first == UInt8(ascii: "{") { return json(body, line: line.number) }
+        if body.first == UInt8(ascii: "{") {
+            // The usual line is the object alone: parse the line's own array rather than a copy of it.
+            return json(start == 0 && end == bytes.count ? bytes : Array(body), line: line.number)
+        }
         let printableWord = body.allSatisfy { $0 > 0x20 && $0 < 0x7F }
         if printableWord, RecordExtractor.startsWithJWS(body) || RecordExtractor.findToken(body) == nil {
             // One word is judged whole, so that a padded or damaged token is refused as the verifier would.
@@ -54,9 +57,9 @@ public struct RecordExtractor: Sendable {
                                                : "line \(line.number) holds no token: no compact JWS (eyJ…) and not a JSON record"))
     }
 
-    private func json(_ body: ArraySlice<UInt8>, line: Int) -> AuditRecord {
+    private func json(_ body: [UInt8], line: Int) -> AuditRecord {
         let object: JSONObject
-        do { object = try JSONObject.parse(Array(body), maxDepth: 16) } catch {
+        do { object = try JSONObject.parse(body, maxDepth: 16) } catch {
             return AuditRecord(line: line, form: .json,
                                problem: TokenError(.malformed, "line \(line) starts with \"{\" but is not a valid JSON object: \(error)"))
         }

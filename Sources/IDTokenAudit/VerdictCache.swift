@@ -7,42 +7,36 @@ import IDTokenKit
 /// (each shifted by the leeway; see ``Judgement/timeThresholds``). Each entry therefore holds the interval of
 /// times between the thresholds around the time it was judged at, and answers only for times inside it: the
 /// same token judged before and after its expiry gets two verdicts, each computed once. Entries are keyed by a
-/// keyed 128-bit hash of the token's exact bytes and the record's nonce (``Key``).
+/// keyed 128-bit hash (SipHash-2-4) of the token's exact bytes and the record's nonce (``Key``).
 ///
 /// Memory is bounded: each of the shards keeps two generations of at most `capacity / shards` tokens and drops
 /// the older generation when the newer fills. Each shard has its own lock, held for a dictionary lookup.
 final class VerdictCache: @unchecked Sendable {
-    /// A 128-bit keyed hash (SipHash, two passes under different salts) of the token's exact bytes and the
-    /// record's nonce. The salts are random per cache, so nobody writing a log can aim two tokens at one key:
-    /// two different records share a key only by chance, about 2⁻¹²⁸ for a pair. The SHA-256 this replaced
-    /// cost more than a tenth of an RSA verification per record, paid by every record of a log of distinct tokens.
+    /// A 128-bit keyed hash (``SipHash128``, under a key random per cache) of the token's exact bytes and the
+    /// record's nonce. Nobody writing a log can aim two tokens at one key: two different records share a key
+    /// only by chance, about 2⁻¹²⁸ for a pair. (SHA-256, which this replaced, cost about a tenth of an RSA
+    /// verification per record, paid by every record of a log of distinct tokens.)
     struct Key: Hashable, Sendable {
         let a: UInt64, b: UInt64
 
-        init(token: String, nonce: String?, salts: (Int, Int)) {
-            a = Key.hash(token, nonce, salt: salts.0)
-            b = Key.hash(token, nonce, salt: salts.1)
-        }
-
-        private static func hash(_ token: String, _ nonce: String?, salt: Int) -> UInt64 {
-            var hasher = Hasher()
-            hasher.combine(salt)
-            combine(token, into: &hasher)
+        init(token: String, nonce: String?, key: (UInt64, UInt64)) {
+            var hash = SipHash128(key: key)
+            Key.update(&hash, token)
             if let nonce {
-                hasher.combine(1 as UInt8)
-                combine(nonce, into: &hasher)
+                hash.update(1)
+                Key.update(&hash, nonce)
             } else {
-                hasher.combine(0 as UInt8)
+                hash.update(0)
             }
-            return UInt64(bitPattern: Int64(hasher.finalize()))
+            (a, b) = hash.finalize()
         }
 
-        /// The string's UTF-8 bytes and their count (so that token and nonce cannot trade bytes).
-        private static func combine(_ text: String, into hasher: inout Hasher) {
-            hasher.combine(text.utf8.count)
-            if text.utf8.withContiguousStorageIfAvailable({ hasher.combine(bytes: UnsafeRawBufferPointer($0)) }) == nil {
+        /// The string's length, then its UTF-8 bytes: a token and a nonce cannot trade bytes.
+        private static func update(_ hash: inout SipHash128, _ text: String) {
+            hash.update(UInt64(text.utf8.count))
+            if text.utf8.withContiguousStorageIfAvailable({ hash.update(UnsafeRawBufferPointer($0)) }) == nil {
                 var copy = text
-                copy.withUTF8 { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
+                copy.withUTF8 { hash.update(UnsafeRawBufferPointer($0)) }
             }
         }
 
@@ -94,8 +88,8 @@ final class VerdictCache: @unchecked Sendable {
 
     private let shards: [Shard]
     private let perShard: Int
-    /// The salts of ``Key``: random per cache.
-    let salts = (Int.random(in: .min ... .max), Int.random(in: .min ... .max))
+    /// The key of ``Key``'s hash: random per cache.
+    let hashKey = (UInt64.random(in: .min ... .max), UInt64.random(in: .min ... .max))
 
     /// - Parameter capacity: tokens kept per generation, over all shards; 0 disables the cache.
     init(capacity: Int, shards: Int = 16) {
