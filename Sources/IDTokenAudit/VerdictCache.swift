@@ -84,7 +84,12 @@ final class VerdictCache: @unchecked Sendable {
         let lock = NSLock()
         var current: [Key: Pair] = [:]
         var previous: [Key: Pair] = [:]
+        /// Lookups since this shard last answered one (see ``admits(_:)``).
+        var missesInARow = 0
     }
+
+    /// One new token in this many is remembered while a shard is not being asked for what it holds.
+    static let samplingRate = 16
 
     private let shards: [Shard]
     private let perShard: Int
@@ -109,7 +114,22 @@ final class VerdictCache: @unchecked Sendable {
         let shard = shard(key)
         shard.lock.lock()
         defer { shard.lock.unlock() }
-        return (shard.current[key] ?? shard.previous[key])?.verdict(at: at)
+        if let verdict = (shard.current[key] ?? shard.previous[key])?.verdict(at: at) {
+            shard.missesInARow = 0
+            return verdict
+        }
+        shard.missesInARow += 1
+        return nil
+    }
+
+    /// Whether a shard takes a token it does not hold yet. A log of distinct tokens gains nothing from the cache
+    /// but pays for every verdict it keeps (an allocation held for thousands of records, released cold when its
+    /// generation is dropped): about a tenth of an audit's time. So once a shard has missed a whole generation's
+    /// worth of lookups in a row, it remembers one new token in ``samplingRate``, and it takes every new token
+    /// again as soon as it answers a lookup. A token that does repeat is thus remembered after a few of its
+    /// appearances at worst; verdicts are the same either way, only `verifications` and `cacheHits` tell.
+    private func admits(_ shard: Shard) -> Bool {
+        shard.missesInARow <= perShard || shard.missesInARow % VerdictCache.samplingRate == 0
     }
 
     /// Remembers `entry` for `key`, with the verdict before it: a log presents a token over a short span, so the
@@ -117,18 +137,22 @@ final class VerdictCache: @unchecked Sendable {
     func insert(_ key: Key, _ entry: Entry) {
         guard isEnabled else { return }
         let shard = shard(key)
+        var dropped: [Key: Pair] = [:]
         shard.lock.lock()
-        defer { shard.lock.unlock() }
         if let pair = shard.current[key] {
             shard.current[key] = Pair(latest: entry, earlier: pair.latest)
-            return
+        } else if admits(shard) {
+            if shard.current.count >= perShard {
+                swap(&dropped, &shard.previous)
+                shard.previous = shard.current
+                shard.current = [:]
+                shard.current.reserveCapacity(perShard)
+            }
+            shard.current[key] = Pair(latest: entry, earlier: shard.previous[key]?.latest)
         }
-        if shard.current.count >= perShard {
-            shard.previous = shard.current
-            shard.current = [:]
-            shard.current.reserveCapacity(perShard)
-        }
-        shard.current[key] = Pair(latest: entry, earlier: shard.previous[key]?.latest)
+        shard.lock.unlock()
+        // The dropped generation's verdicts are released here, outside the lock.
+        withExtendedLifetime(dropped) {}
     }
 
     /// The interval `[from, until)` around `at` that no threshold splits.
