@@ -231,8 +231,15 @@ public final class AuditEngine: @unchecked Sendable {
                                claims: .none, at: at, signatureVerified: false, profile: nil)
         }
         let nonce = record.nonce ?? options.defaultNonce
-        let key = cache.isEnabled ? VerdictCache.Key(token: token, nonce: nonce, key: cache.hashKey) : nil
-        if let key, let verdict = cache.lookup(key, at: at) {
+        let probe = cache.isEnabled ? VerdictCache.Probe(token: token, nonce: nonce) : nil
+        var key: VerdictCache.Key?
+        func cacheKey() -> VerdictCache.Key {
+            if let key { return key }
+            let made = VerdictCache.Key(token: token, nonce: nonce, key: cache.hashKey)
+            key = made
+            return made
+        }
+        if let probe, let verdict = cache.lookup(probe, at: at, key: cacheKey) {
             counts.cacheHits += 1
             return AuditResult(line: record.line, id: record.id, error: verdict.error, claims: verdict.claims, at: at,
                                signatureVerified: verdict.signatureVerified, profile: verdict.profile,
@@ -248,9 +255,11 @@ public final class AuditEngine: @unchecked Sendable {
         }
         let verdict = VerdictCache.Verdict(error: judgement.error, claims: claims, signatureVerified: judgement.signatureVerified,
                                            profile: judgement.profile, replayEntry: replayEntry)
-        if let key {
-            let interval = VerdictCache.interval(around: at, thresholds: judgement.timeThresholds)
-            cache.insert(key, VerdictCache.Entry(from: interval.from, until: interval.until, verdict: verdict))
+        if let probe {
+            cache.insert(probe, key: cacheKey) {
+                let interval = VerdictCache.interval(around: at, thresholds: judgement.timeThresholds)
+                return VerdictCache.Entry(from: interval.from, until: interval.until, verdict: verdict)
+            }
         }
         return AuditResult(line: record.line, id: record.id, error: verdict.error, claims: claims, at: at,
                            signatureVerified: verdict.signatureVerified, profile: verdict.profile, replayEntry: replayEntry)

@@ -43,6 +43,34 @@ final class VerdictCache: @unchecked Sendable {
         func hash(into hasher: inout Hasher) { hasher.combine(a) }
     }
 
+    /// A cheap fingerprint of the token and nonce (their last bytes and lengths), taken before the key: it picks
+    /// the shard, and a shard that holds no entry with this fingerprint answers "not held" without the key's
+    /// hash over the whole token. Two tokens can share a fingerprint (anyone can make them); that costs the key
+    /// and a dictionary lookup, never a wrong verdict, which only the key decides.
+    struct Probe: Sendable {
+        let value: UInt64
+
+        init(token: String, nonce: String?) {
+            var value = Probe.fold(token)
+            if let nonce { value = (value ^ 0xA5A5_A5A5_A5A5_A5A5) &* 0x9E37_79B9_7F4A_7C15 ^ Probe.fold(nonce) }
+            self.value = value ^ (value >> 29)
+        }
+
+        /// The last eight bytes (for a token, the end of its signature) and the length, mixed.
+        private static func fold(_ text: String) -> UInt64 {
+            let count = text.utf8.count
+            var tail: UInt64 = 0
+            let read: Bool? = text.utf8.withContiguousStorageIfAvailable { bytes -> Bool in
+                for byte in bytes.suffix(8) { tail = tail << 8 | UInt64(byte) }
+                return true
+            }
+            if read == nil {
+                for byte in text.utf8.suffix(8) { tail = tail << 8 | UInt64(byte) }
+            }
+            return (tail ^ UInt64(truncatingIfNeeded: count) << 1) &* 0xBF58_476D_1CE4_E5B9
+        }
+    }
+
     /// A verdict and the interval of times `[from, until)` for which it holds.
     struct Entry: Sendable {
         let from: Double
@@ -84,6 +112,9 @@ final class VerdictCache: @unchecked Sendable {
         let lock = NSLock()
         var current: [Key: Pair] = [:]
         var previous: [Key: Pair] = [:]
+        /// The ``Probe`` values of the entries of each generation.
+        var currentProbes: Set<UInt64> = []
+        var previousProbes: Set<UInt64> = []
         /// Lookups since this shard last answered one (see ``admits(_:)``).
         var missesInARow = 0
     }
@@ -105,18 +136,23 @@ final class VerdictCache: @unchecked Sendable {
 
     var isEnabled: Bool { perShard > 0 }
 
-    private func shard(_ key: Key) -> Shard {
-        shards[Int(key.b % UInt64(shards.count))]
+    private func shard(_ probe: Probe) -> Shard {
+        shards[Int((probe.value >> 32) % UInt64(shards.count))]
     }
 
-    func lookup(_ key: Key, at: Double) -> Verdict? {
+    /// The verdict for the token of `probe` at `at`, if held. `key` is called (once) only when an entry with the
+    /// same probe is held.
+    func lookup(_ probe: Probe, at: Double, key: () -> Key) -> Verdict? {
         guard isEnabled else { return nil }
-        let shard = shard(key)
+        let shard = shard(probe)
         shard.lock.lock()
         defer { shard.lock.unlock() }
-        if let verdict = (shard.current[key] ?? shard.previous[key])?.verdict(at: at) {
-            shard.missesInARow = 0
-            return verdict
+        if shard.currentProbes.contains(probe.value) || shard.previousProbes.contains(probe.value) {
+            let key = key()
+            if let verdict = (shard.current[key] ?? shard.previous[key])?.verdict(at: at) {
+                shard.missesInARow = 0
+                return verdict
+            }
         }
         shard.missesInARow += 1
         return nil
@@ -132,23 +168,31 @@ final class VerdictCache: @unchecked Sendable {
         shard.missesInARow <= perShard || shard.missesInARow % VerdictCache.samplingRate == 0
     }
 
-    /// Remembers `entry` for `key`, with the verdict before it: a log presents a token over a short span, so the
-    /// last two intervals are the ones most likely asked for next.
-    func insert(_ key: Key, _ entry: Entry) {
+    /// Remembers the entry for the token of `probe` (`key` is its key), with the verdict before it: a log
+    /// presents a token over a short span, so the last two intervals are the ones most likely asked for next.
+    /// `key` and `entry` are called only when the entry is kept.
+    func insert(_ probe: Probe, key: () -> Key, entry: () -> Entry) {
         guard isEnabled else { return }
-        let shard = shard(key)
+        let shard = shard(probe)
         var dropped: [Key: Pair] = [:]
         shard.lock.lock()
-        if let pair = shard.current[key] {
-            shard.current[key] = Pair(latest: entry, earlier: pair.latest)
+        let held = shard.currentProbes.contains(probe.value)
+        if held, case let key = key(), let pair = shard.current[key] {
+            shard.current[key] = Pair(latest: entry(), earlier: pair.latest)
         } else if admits(shard) {
+            let key = key()
             if shard.current.count >= perShard {
                 swap(&dropped, &shard.previous)
                 shard.previous = shard.current
                 shard.current = [:]
                 shard.current.reserveCapacity(perShard)
+                shard.previousProbes = shard.currentProbes
+                shard.currentProbes = []
+                shard.currentProbes.reserveCapacity(perShard)
             }
-            shard.current[key] = Pair(latest: entry, earlier: shard.previous[key]?.latest)
+            let earlier = shard.previousProbes.contains(probe.value) ? shard.previous[key]?.latest : nil
+            shard.current[key] = Pair(latest: entry(), earlier: earlier)
+            shard.currentProbes.insert(probe.value)
         }
         shard.lock.unlock()
         // The dropped generation's verdicts are released here, outside the lock.
