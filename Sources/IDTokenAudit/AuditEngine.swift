@@ -82,9 +82,9 @@ public final class AuditEngine: @unchecked Sendable {
 
         let workers = (0..<options.threads).map { _ in
             Thread { [self] in
-                let interner = StringInterner()
+                let interners = ClaimInterners()
                 while let batch = work.pop() {
-                    done.put(batch.sequence, process(batch, cache: cache, findReplays: findReplays, interner: interner))
+                    done.put(batch.sequence, process(batch, cache: cache, findReplays: findReplays, interners: interners))
                 }
             }
         }
@@ -203,7 +203,7 @@ public final class AuditEngine: @unchecked Sendable {
         let linesRead: Int
     }
 
-    private func process(_ batch: Batch, cache: VerdictCache, findReplays: Bool, interner: StringInterner) -> Processed {
+    private func process(_ batch: Batch, cache: VerdictCache, findReplays: Bool, interners: ClaimInterners) -> Processed {
         var out = Processed(bytesRead: batch.bytesRead, linesRead: batch.linesRead)
         out.results.reserveCapacity(batch.lines.count)
         out.ends.reserveCapacity(batch.lines.count)
@@ -213,7 +213,7 @@ public final class AuditEngine: @unchecked Sendable {
                 out.blankLines += 1
                 continue
             }
-            let result = judge(record, cache: cache, findReplays: findReplays, interner: interner, counts: &out)
+            let result = judge(record, cache: cache, findReplays: findReplays, interners: interners, counts: &out)
             options.format.render(result, into: &out.rendered)
             out.results.append(result)
             out.ends.append(out.rendered.count)
@@ -223,7 +223,7 @@ public final class AuditEngine: @unchecked Sendable {
 
     /// Judges one record: from the cache when the same token (and nonce) was judged for a time in the same
     /// interval between its time thresholds, by the judge otherwise.
-    func judge(_ record: AuditRecord, cache: VerdictCache, findReplays: Bool, interner: StringInterner,
+    func judge(_ record: AuditRecord, cache: VerdictCache, findReplays: Bool, interners: ClaimInterners,
                counts: inout Processed) -> AuditResult {
         let at = record.at ?? options.defaultTime
         guard let token = record.token, record.problem == nil else {
@@ -247,7 +247,7 @@ public final class AuditEngine: @unchecked Sendable {
         }
         counts.verifications += 1
         let judgement = judge.judge(token, at: at, nonce: nonce)
-        let claims = ReportedClaims(header: judgement.header, claims: judgement.claims, interning: interner)
+        let claims = ReportedClaims(header: judgement.header, claims: judgement.claims, interning: interners)
         var replayEntry: ReplayEntry?
         if findReplays, judgement.isValid {
             replayEntry = AuditEngine.replayEntry(token: token, issuer: claims.issuer ?? "",

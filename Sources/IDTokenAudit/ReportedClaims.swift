@@ -35,20 +35,20 @@ public final class ReportedClaims: Sendable, Hashable {
         self.init(header: header, claims: claims, interning: nil)
     }
 
-    /// - Parameter interner: shares the strings of values that recur across tokens (`kid`, `iss`, `aud`).
-    init(header: JSONObject?, claims: JSONObject?, interning interner: StringInterner?) {
-        func text(_ value: JSONValue?) -> String? {
+    /// - Parameter interners: share the strings of values that recur across tokens (`kid`, `iss`, `aud`).
+    init(header: JSONObject?, claims: JSONObject?, interning interners: ClaimInterners?) {
+        func text(_ value: JSONValue?, _ interner: StringInterner?) -> String? {
             guard let value else { return nil }
             return (interner.map { $0.string(value) } ?? value.string).map { ReportedClaims.clip($0) }
         }
-        kid = text(header?["kid"])
-        issuer = text(claims?["iss"])
+        kid = text(header?["kid"], interners?.kid)
+        issuer = text(claims?["iss"], interners?.issuer)
         subject = claims?["sub"]?.string.map { ReportedClaims.clip($0) }
         if let aud = claims?["aud"] {
             if aud.kind == .string {
-                audience = text(aud).map { .single($0) }
+                audience = text(aud, interners?.audience).map { .single($0) }
             } else if let elements = aud.array {
-                audience = .list(elements.prefix(16).compactMap { text($0) })
+                audience = .list(elements.prefix(16).compactMap { text($0, interners?.audience) })
             } else {
                 audience = nil
             }
