@@ -71,7 +71,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
-        .target(name: "BenchHarness", dependencies: ["JOSE", "IDTokenKit", "IDTokenKitRedis"], path: "bench/Sources/BenchHarness"),
+        .target(name: "BenchHarness", dependencies: ["JOSE", "IDTokenKit", "IDTokenKitRedis", "IDTokenAudit"], path: "bench/Sources/BenchHarness"),
         .executableTarget(
             name: "idtoken-bench",
             dependencies: ["BenchHarness"],

@@ -82,8 +82,9 @@ public final class AuditEngine: @unchecked Sendable {
 
         let workers = (0..<options.threads).map { _ in
             Thread { [self] in
+                let interners = ClaimInterners()
                 while let batch = work.pop() {
-                    done.put(batch.sequence, process(batch, cache: cache, findReplays: findReplays))
+                    done.put(batch.sequence, process(batch, cache: cache, findReplays: findReplays, interners: interners))
                 }
             }
         }
@@ -103,8 +104,10 @@ public final class AuditEngine: @unchecked Sendable {
             sequence += 1
             defer { inFlight.signal() }
             guard failure == nil else { continue }
+            // The workers' rendering stands unless the replay stage changed a verdict; only then is the batch's
+            // output put together again.
             var rendered: [UInt8] = []
-            rendered.reserveCapacity(batch.rendered.count)
+            var changed = false
             var start = 0
             for (k, original) in batch.results.enumerated() {
                 let end = batch.ends[k]
@@ -119,13 +122,23 @@ public final class AuditEngine: @unchecked Sendable {
                         // Without answers from the replay store, no verdict after this point would mean anything.
                         failure = AuditOutputError("the replay store could not answer at line \(result.line): \(error.message)")
                         cancelled.set()
+                        if !changed {
+                            // Only the records before this one are written.
+                            changed = true
+                            rendered.append(contentsOf: batch.rendered[..<start])
+                        }
                         break
                     }
                 }
-                if result.isValid == original.isValid {
-                    rendered.append(contentsOf: batch.rendered[start..<end])
-                } else {
+                if result.isValid != original.isValid, output != nil {
+                    if !changed {
+                        changed = true
+                        rendered.reserveCapacity(batch.rendered.count + 256)
+                        rendered.append(contentsOf: batch.rendered[..<start])
+                    }
                     options.format.render(result, into: &rendered)
+                } else if changed {
+                    rendered.append(contentsOf: batch.rendered[start..<end])
                 }
                 start = end
                 summary.add(result)
@@ -137,7 +150,7 @@ public final class AuditEngine: @unchecked Sendable {
             summary.lines = batch.linesRead
             lastBatch = (batch.bytesRead, batch.linesRead)
             if let output {
-                do { try output.write(rendered) } catch { failure = error; writeFailed = true; cancelled.set() }
+                do { try output.write(changed ? rendered : batch.rendered) } catch { failure = error; writeFailed = true; cancelled.set() }
             }
             if let progress {
                 let now = elapsed()
@@ -190,7 +203,7 @@ public final class AuditEngine: @unchecked Sendable {
         let linesRead: Int
     }
 
-    private func process(_ batch: Batch, cache: VerdictCache, findReplays: Bool) -> Processed {
+    private func process(_ batch: Batch, cache: VerdictCache, findReplays: Bool, interners: ClaimInterners) -> Processed {
         var out = Processed(bytesRead: batch.bytesRead, linesRead: batch.linesRead)
         out.results.reserveCapacity(batch.lines.count)
         out.ends.reserveCapacity(batch.lines.count)
@@ -200,7 +213,7 @@ public final class AuditEngine: @unchecked Sendable {
                 out.blankLines += 1
                 continue
             }
-            let result = judge(record, cache: cache, findReplays: findReplays, counts: &out)
+            let result = judge(record, cache: cache, findReplays: findReplays, interners: interners, counts: &out)
             options.format.render(result, into: &out.rendered)
             out.results.append(result)
             out.ends.append(out.rendered.count)
@@ -210,15 +223,23 @@ public final class AuditEngine: @unchecked Sendable {
 
     /// Judges one record: from the cache when the same token (and nonce) was judged for a time in the same
     /// interval between its time thresholds, by the judge otherwise.
-    func judge(_ record: AuditRecord, cache: VerdictCache, findReplays: Bool, counts: inout Processed) -> AuditResult {
+    func judge(_ record: AuditRecord, cache: VerdictCache, findReplays: Bool, interners: ClaimInterners,
+               counts: inout Processed) -> AuditResult {
         let at = record.at ?? options.defaultTime
         guard let token = record.token, record.problem == nil else {
             return AuditResult(line: record.line, id: record.id, error: record.problem ?? TokenError(.malformed, "no token"),
                                claims: .none, at: at, signatureVerified: false, profile: nil)
         }
         let nonce = record.nonce ?? options.defaultNonce
-        let key = cache.isEnabled ? VerdictCache.Key(token: token, nonce: nonce) : nil
-        if let key, let verdict = cache.lookup(key, at: at) {
+        let probe = cache.isEnabled ? VerdictCache.Probe(token: token, nonce: nonce) : nil
+        var key: VerdictCache.Key?
+        func cacheKey() -> VerdictCache.Key {
+            if let key { return key }
+            let made = VerdictCache.Key(token: token, nonce: nonce, key: cache.hashKey)
+            key = made
+            return made
+        }
+        if let probe, let verdict = cache.lookup(probe, at: at, key: cacheKey) {
             counts.cacheHits += 1
             return AuditResult(line: record.line, id: record.id, error: verdict.error, claims: verdict.claims, at: at,
                                signatureVerified: verdict.signatureVerified, profile: verdict.profile,
@@ -226,7 +247,7 @@ public final class AuditEngine: @unchecked Sendable {
         }
         counts.verifications += 1
         let judgement = judge.judge(token, at: at, nonce: nonce)
-        let claims = ReportedClaims(header: judgement.header, claims: judgement.claims)
+        let claims = ReportedClaims(header: judgement.header, claims: judgement.claims, interning: interners)
         var replayEntry: ReplayEntry?
         if findReplays, judgement.isValid {
             replayEntry = AuditEngine.replayEntry(token: token, issuer: claims.issuer ?? "",
@@ -234,9 +255,11 @@ public final class AuditEngine: @unchecked Sendable {
         }
         let verdict = VerdictCache.Verdict(error: judgement.error, claims: claims, signatureVerified: judgement.signatureVerified,
                                            profile: judgement.profile, replayEntry: replayEntry)
-        if let key {
-            let interval = VerdictCache.interval(around: at, thresholds: judgement.timeThresholds)
-            cache.insert(key, VerdictCache.Entry(from: interval.from, until: interval.until, verdict: verdict))
+        if let probe {
+            cache.insert(probe, key: cacheKey) {
+                let interval = VerdictCache.interval(around: at, thresholds: judgement.timeThresholds)
+                return VerdictCache.Entry(from: interval.from, until: interval.until, verdict: verdict)
+            }
         }
         return AuditResult(line: record.line, id: record.id, error: verdict.error, claims: claims, at: at,
                            signatureVerified: verdict.signatureVerified, profile: verdict.profile, replayEntry: replayEntry)

@@ -111,18 +111,19 @@ public struct AuditSummary: Sendable {
             verdictTimeline.add(at: at, series: 0)
         }
         if let issuer = result.claims.issuer { byIssuer.add(issuer) }
-        if let audience = result.claims.audience {
-            for value in Set(audience.values) { byAudience.add(value) }
+        switch result.claims.audience {
+        case .single(let value)?: byAudience.add(value)
+        case .list(let values)?: for value in Set(values) { byAudience.add(value) }
+        case nil: break
         }
         if let profile = result.profile { byProfile.add(profile) }
         if let kid = result.claims.kid {
             byKid.add(kid)
             if result.signatureVerified {
-                if var usage = keyUsage[kid] {
-                    usage.uses += 1
-                    usage.firstUse = min(usage.firstUse, at)
-                    usage.lastUse = max(usage.lastUse, at)
-                    keyUsage[kid] = usage
+                if let index = keyUsage.index(forKey: kid) {
+                    keyUsage.values[index].uses += 1
+                    keyUsage.values[index].firstUse = min(keyUsage.values[index].firstUse, at)
+                    keyUsage.values[index].lastUse = max(keyUsage.values[index].lastUse, at)
                 } else if keyUsage.count < 1000 {
                     keyUsage[kid] = KeyUsage(uses: 1, firstUse: at, lastUse: at, issuer: result.claims.issuer)
                 }

@@ -10,8 +10,8 @@ public struct BoundedCounter: Sendable, Equatable {
     public init(limit: Int = 1000) { self.limit = limit }
 
     public mutating func add(_ value: String, _ n: Int = 1) {
-        if let count = counts[value] {
-            counts[value] = count + n
+        if let index = counts.index(forKey: value) {
+            counts.values[index] += n          // one lookup, counted in place
         } else if counts.count < limit {
             counts[value] = n
         } else {

@@ -4,13 +4,17 @@ enum JSONText {
 
     /// Appends `text` as a JSON string literal.
     static func appendString(_ text: String, to out: inout [UInt8]) {
-        out.append(0x22)
-        // Most values (issuers, subjects, key IDs) need no escaping: copy them in one piece.
-        if !text.utf8.contains(where: { $0 < 0x20 || $0 == 0x22 || $0 == 0x5C || $0 == 0x7F }) {
-            out.append(contentsOf: text.utf8)
+        // Most values (issuers, subjects, key IDs) need no escaping: copy them in one piece, from the string's
+        // own storage (walking a String's UTF-8 view byte by byte costs several times more).
+        let copied = text.utf8.withContiguousStorageIfAvailable { bytes -> Bool in
+            guard !bytes.contains(where: needsEscape) else { return false }
             out.append(0x22)
-            return
+            out.append(contentsOf: bytes)
+            out.append(0x22)
+            return true
         }
+        if copied == true { return }
+        out.append(0x22)
         for byte in text.utf8 {
             switch byte {
             case 0x22: out.append(0x5C); out.append(0x22)
@@ -26,12 +30,40 @@ enum JSONText {
         out.append(0x22)
     }
 
+    @inline(__always)
+    static func needsEscape(_ byte: UInt8) -> Bool { byte < 0x20 || byte == 0x22 || byte == 0x5C || byte == 0x7F }
+
+    /// Appends an integer's decimal digits, without making a String of them.
+    static func appendInt(_ value: Int, to out: inout [UInt8]) {
+        if value < 0 { out.append(0x2D) }
+        var magnitude = value.magnitude
+        var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)      // up to 20 digits, filled from the right
+        var count = 0
+        withUnsafeMutableBytes(of: &digits) { buffer in
+            repeat {
+                count += 1
+                buffer[24 - count] = UInt8(ascii: "0") + UInt8(magnitude % 10)
+                magnitude /= 10
+            } while magnitude > 0
+            out.append(contentsOf: buffer[(24 - count)...])
+        }
+    }
+
+    /// Appends ``number(_:)``, writing integers (the usual case: Unix seconds) without a String.
+    static func appendNumber(_ value: Double, to out: inout [UInt8]) {
+        if value.isFinite, value == value.rounded(), abs(value) < 1e15 {
+            appendInt(Int(value), to: &out)
+        } else {
+            appendRaw(number(value), to: &out)
+        }
+    }
+
     static func appendOptionalString(_ text: String?, to out: inout [UInt8]) {
         if let text { appendString(text, to: &out) } else { appendRaw("null", to: &out) }
     }
 
     static func appendRaw(_ text: String, to out: inout [UInt8]) {
-        out.append(contentsOf: text.utf8)
+        if text.utf8.withContiguousStorageIfAvailable({ out.append(contentsOf: $0) }) == nil { out.append(contentsOf: text.utf8) }
     }
 
     static func appendKey(_ key: StaticString, to out: inout [UInt8], first: Bool = false) {

@@ -30,7 +30,7 @@ enum RecordRendering {
     static func ndjson(_ r: AuditResult, into out: inout [UInt8]) {
         out.append(0x7B)
         JSONText.appendKey("line", to: &out, first: true)
-        JSONText.appendRaw(String(r.line), to: &out)
+        JSONText.appendInt(r.line, to: &out)
         JSONText.appendKey("id", to: &out)
         switch r.id {
         case .string(let text)?: JSONText.appendString(text, to: &out)
@@ -64,7 +64,7 @@ enum RecordRendering {
         JSONText.appendKey("iat", to: &out)
         JSONText.appendRaw(r.claims.issuedAtText ?? "null", to: &out)
         JSONText.appendKey("at", to: &out)
-        JSONText.appendRaw(JSONText.number(r.at), to: &out)
+        JSONText.appendNumber(r.at, to: &out)
         JSONText.appendKey("message", to: &out)
         JSONText.appendOptionalString(r.error?.message, to: &out)
         out.append(0x7D)

@@ -33,7 +33,10 @@ public struct RecordExtractor: Sendable {
             return AuditRecord(line: line.number, form: .unreadable,
                                problem: TokenError(.malformed, "the input ends inside line \(line.number) (it could not be read further), so the line is incomplete"))
         }
-        if body.first == UInt8(ascii: "{") { return json(body, line: line.number) }
+        if body.first == UInt8(ascii: "{") {
+            // The usual line is the object alone: parse the line's own array rather than a copy of it.
+            return json(start == 0 && end == bytes.count ? bytes : Array(body), line: line.number)
+        }
         let printableWord = body.allSatisfy { $0 > 0x20 && $0 < 0x7F }
         if printableWord, RecordExtractor.startsWithJWS(body) || RecordExtractor.findToken(body) == nil {
             // One word is judged whole, so that a padded or damaged token is refused as the verifier would.
@@ -54,9 +57,9 @@ public struct RecordExtractor: Sendable {
                                                : "line \(line.number) holds no token: no compact JWS (eyJ…) and not a JSON record"))
     }
 
-    private func json(_ body: ArraySlice<UInt8>, line: Int) -> AuditRecord {
+    private func json(_ body: [UInt8], line: Int) -> AuditRecord {
         let object: JSONObject
-        do { object = try JSONObject.parse(Array(body), maxDepth: 16) } catch {
+        do { object = try JSONObject.parse(body, maxDepth: 16) } catch {
             return AuditRecord(line: line, form: .json,
                                problem: TokenError(.malformed, "line \(line) starts with \"{\" but is not a valid JSON object: \(error)"))
         }
@@ -100,26 +103,34 @@ public struct RecordExtractor: Sendable {
             || byte == 0x2D || byte == 0x5F
     }
 
+    /// Whether each byte value can be part of a base64url segment: one load a byte in ``findToken(_:)``.
+    private static let base64URLBytes: [Bool] = (0...255).map { isBase64URL(UInt8($0)) }
+
     /// The first `eyJ…` compact JWS (three base64url segments) in `bytes` that does not start mid-word.
     static func findToken(_ bytes: ArraySlice<UInt8>) -> Range<Int>? {
-        var i = bytes.startIndex
-        let end = bytes.endIndex
-        while i + 3 <= end {
-            guard bytes[i] == 0x65, bytes[i + 1] == 0x79, bytes[i + 2] == 0x4A,
-                  i == bytes.startIndex || !isBase64URL(bytes[i - 1]) else {
-                i += 1
-                continue
+        let offset = bytes.startIndex
+        return base64URLBytes.withUnsafeBufferPointer { isBase64URL in
+            bytes.withUnsafeBufferPointer { buffer -> Range<Int>? in
+                let end = buffer.count
+                var i = 0
+                while i + 3 <= end {
+                    guard buffer[i] == 0x65, buffer[i + 1] == 0x79, buffer[i + 2] == 0x4A,
+                          i == 0 || !isBase64URL[Int(buffer[i - 1])] else {
+                        i += 1
+                        continue
+                    }
+                    var j = i + 3
+                    var dots = 0
+                    while j < end {
+                        let byte = buffer[j]
+                        if isBase64URL[Int(byte)] { j += 1 } else if byte == 0x2E && dots < 2 { dots += 1; j += 1 } else { break }
+                    }
+                    if dots == 2 { return (offset + i)..<(offset + j) }
+                    i += 3
+                }
+                return nil
             }
-            var j = i
-            var dots = 0
-            while j < end {
-                let byte = bytes[j]
-                if isBase64URL(byte) { j += 1 } else if byte == 0x2E && dots < 2 { dots += 1; j += 1 } else { break }
-            }
-            if dots == 2 { return i..<j }
-            i += 3
         }
-        return nil
     }
 
     /// An ISO 8601 time at the start of the line, or a `[dd/Mon/yyyy:HH:MM:SS ±zzzz]` before `limit`.

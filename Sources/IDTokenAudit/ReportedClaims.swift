@@ -31,15 +31,24 @@ public final class ReportedClaims: Sendable, Hashable {
     public static let none = ReportedClaims(header: nil, claims: nil)
 
     /// Reads the reported fields from a header and claims. Values of the wrong type are left out.
-    public init(header: JSONObject?, claims: JSONObject?) {
-        kid = header?["kid"]?.string.map { ReportedClaims.clip($0) }
-        issuer = claims?["iss"]?.string.map { ReportedClaims.clip($0) }
+    public convenience init(header: JSONObject?, claims: JSONObject?) {
+        self.init(header: header, claims: claims, interning: nil)
+    }
+
+    /// - Parameter interners: share the strings of values that recur across tokens (`kid`, `iss`, `aud`).
+    init(header: JSONObject?, claims: JSONObject?, interning interners: ClaimInterners?) {
+        func text(_ value: JSONValue?, _ interner: StringInterner?) -> String? {
+            guard let value else { return nil }
+            return (interner.map { $0.string(value) } ?? value.string).map { ReportedClaims.clip($0) }
+        }
+        kid = text(header?["kid"], interners?.kid)
+        issuer = text(claims?["iss"], interners?.issuer)
         subject = claims?["sub"]?.string.map { ReportedClaims.clip($0) }
         if let aud = claims?["aud"] {
-            if let single = aud.string {
-                audience = .single(ReportedClaims.clip(single))
+            if aud.kind == .string {
+                audience = text(aud, interners?.audience).map { .single($0) }
             } else if let elements = aud.array {
-                audience = .list(elements.prefix(16).compactMap { $0.string.map { ReportedClaims.clip($0) } })
+                audience = .list(elements.prefix(16).compactMap { text($0, interners?.audience) })
             } else {
                 audience = nil
             }

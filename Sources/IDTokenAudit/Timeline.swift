@@ -37,10 +37,13 @@ public struct Timeline: Sendable {
         }
         low = min(low, bucket)
         high = max(high, bucket)
-        var counts = buckets[bucket] ?? []
-        if counts.count < series.count { counts += Array(repeating: 0, count: series.count - counts.count) }
-        counts[index] += 1
-        buckets[bucket] = counts
+        // In place: a copy of the bucket's counts out of the dictionary and back would allocate on every call.
+        let width = series.count
+        func count(_ counts: inout [Int]) {
+            if counts.count < width { counts += repeatElement(0, count: width - counts.count) }
+            counts[index] += 1
+        }
+        count(&buckets[bucket, default: []])
     }
 
     /// Each width is a multiple of the one before, so that buckets merge exactly.

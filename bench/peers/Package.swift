@@ -19,6 +19,7 @@ let package = Package(
             dependencies: [
                 .product(name: "JOSE", package: "IDTokenKit"), .product(name: "IDTokenKit", package: "IDTokenKit"),
                 .product(name: "IDTokenKitRedis", package: "IDTokenKit"),
+                .product(name: "IDTokenAudit", package: "IDTokenKit"),
             ],
             path: "Sources/BenchHarness"
         ),

@@ -14,10 +14,16 @@ public struct Options {
     public var iterations: Int?
     public var fixtures = Fixtures.defaultPath
     public var list = false
+    /// The log the `audit` scenario audits (`--audit-log`, or the environment variable `IDTK_BENCH_AUDIT_LOG`).
+    public var auditLog = ProcessInfo.processInfo.environment["IDTK_BENCH_AUDIT_LOG"]
+    public var auditConfig = Options.defaultAuditConfig
+    public var auditAt: String?
+    public var auditCacheCapacity = 8192
 
     static let usage = """
     usage: idtoken-bench [--seconds S] [--rounds R] [--threads 1,2,...] [--scenario NAME]... [--json]
                          [--iterations N] [--fixtures FILE] [--list]
+                         [--audit-log FILE [--audit-config FILE] [--audit-at TIME] [--audit-cache N]]
       --seconds S      length of one measurement (default 1.0)
       --rounds R       measurements per scenario, interleaved with its baseline (default 5)
       --threads LIST   thread counts to run (default 1,2)
@@ -25,6 +31,11 @@ public struct Options {
       --json           print one JSON document instead of a table
       --iterations N   run the scenario N times on one thread and exit (for callgrind instruction counts)
       --list           list the scenarios
+      --audit-log FILE adds the `audit` scenario: AuditEngine over FILE (also IDTK_BENCH_AUDIT_LOG), one whole
+                       run per round, between two raw-rsa2048 measurements; with --iterations N, its first N lines
+      --audit-config F the audit's profiles (default Vectors/samples/audit-config.json, the generator's)
+      --audit-at TIME  time for records without one (default: the configuration's "at")
+      --audit-cache N  verdict cache capacity (default 8192; 0 verifies every line)
     """
 
     public init(_ args: [String]) throws {
@@ -45,6 +56,10 @@ public struct Options {
             case "--iterations": iterations = try Int(value()).orThrow("--iterations takes a whole number")
             case "--fixtures": fixtures = try value()
             case "--list": list = true
+            case "--audit-log": auditLog = try value()
+            case "--audit-config": auditConfig = try value()
+            case "--audit-at": auditAt = try value()
+            case "--audit-cache": auditCacheCapacity = try Int(value()).orThrow("--audit-cache takes a whole number")
             case "-h", "--help": print(Options.usage); exit(0)
             default: throw BenchError("unknown option \(args[i])\n\(Options.usage)")
             }
@@ -53,6 +68,13 @@ public struct Options {
         guard seconds > 0, rounds > 0, !threads.isEmpty, threads.allSatisfy({ $0 > 0 }) else {
             throw BenchError("--seconds, --rounds and --threads must be positive")
         }
+    }
+}
+
+extension Options {
+    static var defaultAuditConfig: String {
+        URL(fileURLWithPath: #filePath).resolvingSymlinksInPath().deletingLastPathComponent()
+            .appendingPathComponent("../../../Vectors/samples/audit-config.json").standardizedFileURL.path
     }
 }
 
@@ -68,7 +90,7 @@ extension Optional {
 public func benchmarkMain(scenarios makeScenarios: (Fixtures) throws -> [Scenario]) -> Never {
     do {
         let options = try Options(Array(CommandLine.arguments.dropFirst()))
-        let scenarios = try makeScenarios(try Fixtures(path: options.fixtures))
+        let scenarios = try makeScenarios(try Fixtures(path: options.fixtures)) + auditScenarios(options)
         if options.list {
             for s in scenarios { print("\(s.name.padding(toLength: 22, withPad: " ", startingAt: 0)) \(s.summary)") }
             exit(0)

@@ -11,6 +11,20 @@ public struct Sample {
     public var wallSeconds: Double
     public var cpuSeconds: Double
     public var failures: Int
+    /// Peak resident memory during the run, when the scenario measures it.
+    public var peakResidentBytes: Int?
+
+    public init(operations: Int, wallSeconds: Double, cpuSeconds: Double, failures: Int) {
+        self.operations = operations
+        self.wallSeconds = wallSeconds
+        self.cpuSeconds = cpuSeconds
+        self.failures = failures
+    }
+
+    /// A run that could not be done at all.
+    public init(failed failures: Int) {
+        self.init(operations: 0, wallSeconds: 0, cpuSeconds: 0, failures: failures)
+    }
 
     public var rate: Double { Double(operations) / wallSeconds }
     public var ratePerCPUSecond: Double { Double(operations) / cpuSeconds }

@@ -22,6 +22,12 @@ public struct Runner {
         let ratio: Double?
         /// Per-CPU-second rate at this thread count over the one-thread rate (1.0 = no contention).
         var scaling: Double?
+        /// Rate (wall clock) over the baseline's rate on as many threads: for a whole run, how close it comes
+        /// to `threads ×` the raw primitive.
+        var wallRatio: Double?
+        /// Operations (records) of one whole run.
+        var operations: Int?
+        var peakResidentBytes: Int?
     }
 
     public func run() throws -> Report {
@@ -38,24 +44,38 @@ public struct Runner {
             for threads in options.threads {
                 let baseline = scenario.baseline.flatMap { byName[$0] }
                 var rates: [Double] = [], perCPU: [Double] = [], baseRates: [Double] = [], ratios: [Double] = []
+                var wallRatios: [Double] = [], peaks: [Int] = [], operations: [Int] = []
+                /// The baseline's rates around a measurement: before it, and for a whole run (which may last
+                /// minutes while the machine's load changes) after it too.
+                func measureBaseline() -> Sample? { baseline?.measure(threads: threads, seconds: options.seconds) }
                 for _ in 0..<options.rounds {
-                    var baseSample: Sample?
-                    if let baseline {
-                        baseSample = baseline.measure(threads: threads, seconds: options.seconds)
-                        baseRates.append(baseSample!.rate)
-                    }
+                    let before = measureBaseline()
                     let sample = scenario.measure(threads: threads, seconds: options.seconds)
                     guard sample.failures == 0 else {
                         throw BenchError("\(scenario.name): \(sample.failures) operations failed; a benchmark must measure the success path")
                     }
+                    let after = scenario.isWholeRun ? measureBaseline() : nil
                     rates.append(sample.rate)
                     perCPU.append(sample.ratePerCPUSecond)
-                    if let baseSample { ratios.append(sample.ratePerCPUSecond / baseSample.ratePerCPUSecond) }
+                    if let before {
+                        let baseRate = after.map { (before.rate + $0.rate) / 2 } ?? before.rate
+                        let basePerCPU = after.map { (before.ratePerCPUSecond + $0.ratePerCPUSecond) / 2 } ?? before.ratePerCPUSecond
+                        baseRates.append(baseRate)
+                        ratios.append(sample.ratePerCPUSecond / basePerCPU)
+                        wallRatios.append(sample.rate / baseRate)
+                    }
+                    if let peak = sample.peakResidentBytes { peaks.append(peak) }
+                    if scenario.isWholeRun { operations.append(sample.operations) }
                 }
                 var result = Result(scenario: scenario.name, summary: scenario.summary, threads: threads,
                                     rate: median(rates), ratePerCPUSecond: median(perCPU), baseline: scenario.baseline,
                                     baselineRate: baseRates.isEmpty ? nil : median(baseRates),
                                     ratio: ratios.isEmpty ? nil : median(ratios))
+                if scenario.isWholeRun {
+                    result.wallRatio = wallRatios.isEmpty ? nil : median(wallRatios)
+                    result.operations = operations.max()
+                    result.peakResidentBytes = peaks.max()
+                }
                 if threads == 1 { oneThreadPerCPU = result.ratePerCPUSecond }
                 if let one = oneThreadPerCPU { result.scaling = result.ratePerCPUSecond / one }
                 results.append(result)
@@ -81,7 +101,13 @@ public struct Report {
                          + f(r.rate, 13) + f(r.ratePerCPUSecond, 12) + f(r.baselineRate, 13) + f(r.ratio, 9, 3)
                          + f(r.scaling, 9, 3))
         }
-        lines.append("ratio: per-CPU-second rate over the baseline's, median of \(options.rounds) interleaved rounds of \(options.seconds) s")
+        for r in results where r.operations != nil {
+            let peak = r.peakResidentBytes.map { String(format: "%.1f MB", Double($0) / 1e6) } ?? "-"
+            let wall = r.wallRatio.map { String(format: "%.3f", $0) } ?? "-"
+            lines.append("\(r.scenario) ×\(r.threads): \(r.operations!) operations in one run; rate over \(r.threads) × baseline (wall): \(wall); peak resident memory \(peak)")
+        }
+        lines.append("ratio: per-CPU-second rate over the baseline's, median of \(options.rounds) interleaved rounds of \(options.seconds) s"
+                     + (results.contains { $0.operations != nil } ? " (a whole run: baseline before and after it)" : ""))
         return lines.joined(separator: "\n")
     }
 
@@ -95,7 +121,9 @@ public struct Report {
         let rows = results.map { r in
             "{\"scenario\":\(str(r.scenario)),\"threads\":\(r.threads),\"opsPerSecond\":\(num(r.rate)),"
                 + "\"opsPerCPUSecond\":\(num(r.ratePerCPUSecond)),\"baseline\":\(str(r.baseline)),"
-                + "\"baselineOpsPerSecond\":\(num(r.baselineRate)),\"ratio\":\(num(r.ratio)),\"scaling\":\(num(r.scaling))}"
+                + "\"baselineOpsPerSecond\":\(num(r.baselineRate)),\"ratio\":\(num(r.ratio)),\"scaling\":\(num(r.scaling))"
+                + (r.operations.map { ",\"operations\":\($0),\"wallRatio\":\(num(r.wallRatio)),\"peakResidentBytes\":\(r.peakResidentBytes.map(String.init) ?? "null")" } ?? "")
+                + "}"
         }
         return "{\"seconds\":\(options.seconds),\"rounds\":\(options.rounds),\"results\":[\n  "
             + rows.joined(separator: ",\n  ") + "\n]}"

@@ -1,5 +1,9 @@
 import Foundation
 
+/// Runs a whole workload once on `threads` threads, limited to its first `limit` units of work when given (for
+/// instruction counts), and says how many operations it did in how much time.
+public typealias WholeRun = @Sendable (_ threads: Int, _ limit: Int?) -> Sample
+
 /// A measured operation and the raw primitive it is compared with.
 public struct Scenario {
     public let name: String
@@ -11,6 +15,7 @@ public struct Scenario {
     enum Body {
         case threads(OperationFactory)
         case tasks(AsyncOperationFactory)
+        case whole(WholeRun)
     }
 
     public init(name: String, summary: String, baseline: String?, makeOperation: @escaping OperationFactory) {
@@ -28,11 +33,26 @@ public struct Scenario {
         self.body = .tasks(makeAsyncOperation)
     }
 
-    /// Runs the scenario on `threads` threads (or tasks) for about `seconds`.
+    /// A scenario that is one whole workload (an audit of a file) rather than an operation repeated for a while.
+    public init(name: String, summary: String, baseline: String?, run: @escaping WholeRun) {
+        self.name = name
+        self.summary = summary
+        self.baseline = baseline
+        self.body = .whole(run)
+    }
+
+    /// Whether one measurement is a whole workload, however long it takes.
+    public var isWholeRun: Bool {
+        if case .whole = body { return true }
+        return false
+    }
+
+    /// Runs the scenario on `threads` threads (or tasks) for about `seconds` (a whole run: once, to its end).
     public func measure(threads: Int, seconds: Double) -> Sample {
         switch body {
         case .threads(let make): return measureThreads(threads, seconds: seconds, make)
         case .tasks(let make): return measureAsync(tasks: threads, seconds: seconds, make)
+        case .whole(let run): return run(threads, nil)
         }
     }
 
@@ -47,6 +67,8 @@ public struct Scenario {
             return failures
         case .tasks(let make):
             makeAsyncOperation = make
+        case .whole(let run):
+            return run(1, iterations).failures
         }
         let sample = DispatchSemaphore(value: 0)
         final class Count: @unchecked Sendable { var failures = 0 }

@@ -1,0 +1,43 @@
+import IDTokenKit
+
+/// Hands out one shared `String` for values that recur from token to token, such as issuers, audiences and key
+/// IDs: a log of a million tokens from three providers holds a handful of distinct values, and making a new
+/// string for each record's copy costs an allocation, its release, and a full hash wherever it is counted.
+///
+/// Compares a JSON string value with the few strings it holds (no allocation), and makes a string only for a
+/// value it does not hold. It holds at most `capacity` values (the last one replaced when full), so that a log of
+/// forged tokens with a new value on every line costs a few comparisons a value, no more. One per field
+/// (`kid`, `iss`, `aud`) and worker thread: not shared, no lock.
+final class StringInterner {
+    private var values: [String] = []
+    private let capacity: Int
+    /// Longer values are not kept (reports clip them anyway).
+    private let maxLength = 256
+
+    init(capacity: Int = 8) {
+        self.capacity = max(1, capacity)
+        values.reserveCapacity(self.capacity)
+    }
+
+    /// The value's text, shared with earlier equal values when possible; nil when the value is not a string.
+    func string(_ value: JSONValue) -> String? {
+        guard value.kind == .string else { return nil }
+        for candidate in values where value.stringEquals(candidate) { return candidate }
+        guard let text = value.string else { return nil }
+        if text.utf8.count <= maxLength {
+            if values.count < capacity {
+                values.append(text)
+            } else {
+                values[values.count - 1] = text     // the last value in makes room
+            }
+        }
+        return text
+    }
+}
+
+/// The interners of the reported fields that recur across tokens, for one worker thread.
+final class ClaimInterners {
+    let kid = StringInterner(capacity: 8)
+    let issuer = StringInterner(capacity: 4)
+    let audience = StringInterner(capacity: 4)
+}

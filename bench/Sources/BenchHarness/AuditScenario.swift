@@ -1,0 +1,108 @@
+import Foundation
+import IDTokenAudit
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The `audit` scenario: `AuditEngine` over a whole log file, as `idtoken audit` runs it (records rendered as
+/// NDJSON, no output sink), compared with the raw RSA-2048 verify rate measured just before and just after.
+/// Its operations are records; its CPU time is the whole process's (reader, workers and the ordering thread).
+///
+/// Present when `--audit-log FILE` (or `IDTK_BENCH_AUDIT_LOG`) names a log, for example one made by
+/// `python3 Vectors/tools/audit_log.py log --lines 1000000 --out /tmp/audit-1m.log`. The profiles come from
+/// `--audit-config` (default: the sample configuration the generator's tokens are made for), the time for
+/// records without one from `--audit-at` or the configuration's `at`.
+///
+/// With `--iterations N` (callgrind) it audits the first N lines of the log, read into memory first, on one
+/// worker thread.
+func auditScenarios(_ options: Options) throws -> [Scenario] {
+    guard let log = options.auditLog else { return [] }
+    guard FileManager.default.isReadableFile(atPath: log) else { throw BenchError("cannot read the audit log \(log)") }
+    let configuration = try AuditConfiguration.load(path: options.auditConfig)
+    let at: Double
+    if let text = options.auditAt {
+        at = try Timestamp.parse(text).orThrow("--audit-at takes Unix seconds or ISO 8601, not \(text)")
+    } else {
+        at = try configuration.at.orThrow("\(options.auditConfig) has no \"at\": give --audit-at")
+    }
+    let judge = try configuration.judge()
+    let cacheCapacity = options.auditCacheCapacity
+    let name = (log as NSString).lastPathComponent
+    return [Scenario(name: "audit", summary: "AuditEngine.run over \(name), \(configuration.profiles.count) profiles, NDJSON rendered",
+                     baseline: "raw-rsa2048") { threads, lineLimit in
+        let source: any ByteSource
+        if let lineLimit {
+            guard let bytes = try? firstLines(of: log, count: lineLimit) else { return Sample(failed: 1) }
+            source = MemoryByteSource(bytes, chunkSize: 256 * 1024)
+        } else {
+            guard let file = try? FileByteSource(path: log) else { return Sample(failed: 1) }
+            source = file
+        }
+        let engine = AuditEngine(judge: judge, options: AuditOptions(threads: threads, defaultTime: at,
+                                                                      cacheCapacity: cacheCapacity))
+        PeakMemory.reset()
+        let cpu0 = processCPUSeconds()
+        let wall0 = monotonicSeconds()
+        guard let summary = try? engine.run(source), summary.inputError == nil, summary.records > 0 else {
+            return Sample(failed: 1)
+        }
+        var sample = Sample(operations: summary.records, wallSeconds: monotonicSeconds() - wall0,
+                            cpuSeconds: processCPUSeconds() - cpu0, failures: 0)
+        sample.peakResidentBytes = PeakMemory.residentBytes()
+        return sample
+    }]
+}
+
+/// The first `count` lines of a file (with their line breaks).
+private func firstLines(of path: String, count: Int) throws -> [UInt8] {
+    let handle = try FileHandle(forReadingFrom: URL(fileURLWithPath: path))
+    defer { try? handle.close() }
+    var out: [UInt8] = []
+    var lines = 0
+    while lines < count, let data = try handle.read(upToCount: 1 << 20), !data.isEmpty {
+        let chunk = [UInt8](data)
+        var start = 0
+        while lines < count, let end = chunk[start...].firstIndex(of: 0x0A) {
+            lines += 1
+            start = end + 1
+        }
+        out += chunk[..<(lines < count ? chunk.count : start)]
+    }
+    return out
+}
+
+/// The process's peak resident memory. Linux resets the peak on request (`/proc/self/clear_refs`), so that each
+/// run of a scenario reports its own; elsewhere it is the process's peak so far (`getrusage`).
+enum PeakMemory {
+    static func reset() {
+        #if os(Linux)
+        if let handle = FileHandle(forWritingAtPath: "/proc/self/clear_refs") {
+            try? handle.write(contentsOf: Data("5".utf8))
+            try? handle.close()
+        }
+        #endif
+    }
+
+    static func residentBytes() -> Int {
+        #if os(Linux)
+        if let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
+           let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }),
+           let kib = Int(line.filter(\.isNumber)) {
+            return kib * 1024
+        }
+        #endif
+        var usage = rusage()
+        #if os(Linux)
+        getrusage(RUSAGE_SELF.rawValue, &usage)
+        #else
+        getrusage(RUSAGE_SELF, &usage)
+        #endif
+        #if os(Linux)
+        return Int(usage.ru_maxrss) * 1024        // KiB on Linux
+        #else
+        return Int(usage.ru_maxrss)               // bytes on macOS
+        #endif
+    }
+}
