@@ -115,12 +115,7 @@ final class VerdictCache: @unchecked Sendable {
         /// The ``Probe`` values of the entries of each generation.
         var currentProbes: Set<UInt64> = []
         var previousProbes: Set<UInt64> = []
-        /// Lookups since this shard last answered one (see ``admits(_:)``).
-        var missesInARow = 0
     }
-
-    /// One new token in this many is remembered while a shard is not being asked for what it holds.
-    static let samplingRate = 16
 
     private let shards: [Shard]
     private let perShard: Int
@@ -149,23 +144,9 @@ final class VerdictCache: @unchecked Sendable {
         defer { shard.lock.unlock() }
         if shard.currentProbes.contains(probe.value) || shard.previousProbes.contains(probe.value) {
             let key = key()
-            if let verdict = (shard.current[key] ?? shard.previous[key])?.verdict(at: at) {
-                shard.missesInARow = 0
-                return verdict
-            }
+            return (shard.current[key] ?? shard.previous[key])?.verdict(at: at)
         }
-        shard.missesInARow += 1
         return nil
-    }
-
-    /// Whether a shard takes a token it does not hold yet. A log of distinct tokens gains nothing from the cache
-    /// but pays for every verdict it keeps (an allocation held for thousands of records, released cold when its
-    /// generation is dropped): about a tenth of an audit's time. So once a shard has missed a whole generation's
-    /// worth of lookups in a row, it remembers one new token in ``samplingRate``, and it takes every new token
-    /// again as soon as it answers a lookup. A token that does repeat is thus remembered after a few of its
-    /// appearances at worst; verdicts are the same either way, only `verifications` and `cacheHits` tell.
-    private func admits(_ shard: Shard) -> Bool {
-        shard.missesInARow <= perShard || shard.missesInARow % VerdictCache.samplingRate == 0
     }
 
     /// Remembers the entry for the token of `probe` (`key` is its key), with the verdict before it: a log
@@ -179,7 +160,7 @@ final class VerdictCache: @unchecked Sendable {
         let held = shard.currentProbes.contains(probe.value)
         if held, case let key = key(), let pair = shard.current[key] {
             shard.current[key] = Pair(latest: entry(), earlier: pair.latest)
-        } else if admits(shard) {
+        } else {
             let key = key()
             if shard.current.count >= perShard {
                 swap(&dropped, &shard.previous)
