@@ -1,3 +1,5 @@
+import JOSE
+
 /// How an audit writes its per-record results.
 public enum OutputFormat: String, Sendable, CaseIterable {
     /// One JSON object a line (the default).
