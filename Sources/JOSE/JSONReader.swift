@@ -55,40 +55,64 @@ struct JSONReader {
     @usableFromInline let plain: UnsafePointer<Bool>
     /// The member table being built (see ``JSONMember``). Members of objects inside arrays are dropped once
     /// their object has been checked, so the table holds the objects reachable through member names only.
+    /// It starts in memory the caller lends (usually on its stack, see ``withReader(_:maxDepth:_:)``) and moves
+    /// to the heap only when a document has more members than that holds.
     @usableFromInline var table: UnsafeMutablePointer<JSONMember>
     @usableFromInline var count: Int = 0
     @usableFromInline var capacity: Int
-    /// False once a ``JSONDocument`` has taken the table over.
-    @usableFromInline var ownsTable = true
+    /// True once the table has outgrown the caller's memory and lives on the heap.
+    @usableFromInline var tableOnHeap = false
 
-    /// A reader over `buffer`. Call ``release()`` when done with it.
+    /// The member table's starting size on the stack: room for the claims of real tokens (a Firebase ID token
+    /// has about twenty members, nested ones included), and at 1 KiB within the size that
+    /// `withUnsafeTemporaryAllocation` always places on the stack without asking the runtime.
+    @inlinable static var stackTableCapacity: Int { 32 }
+
+    /// A reader over `buffer` that starts its member table in `table` (room for `capacity` members, owned by
+    /// the caller). Call ``release()`` when done with it.
     @usableFromInline
-    init(_ buffer: UnsafeBufferPointer<UInt8>, maxDepth: Int, capacity: Int) {
+    init(_ buffer: UnsafeBufferPointer<UInt8>, maxDepth: Int, table: UnsafeMutablePointer<JSONMember>, capacity: Int) {
         self.base = buffer.baseAddress ?? UnsafePointer(bitPattern: 1)!
         self.end = buffer.count
         // The reader recurses once per nesting level, so no caller-chosen limit may exceed the ceiling.
         self.maxDepth = min(maxDepth, JSONObject.depthCeiling)
         self.plain = JSONReader.plainStringTable
-        self.capacity = max(capacity, 8)
-        self.table = UnsafeMutablePointer<JSONMember>.allocate(capacity: self.capacity)
+        self.capacity = capacity
+        self.table = table
     }
 
-    /// Frees the table, unless a ``JSONDocument`` took it over.
+    /// Runs `body` with a reader over `buffer` whose member table starts on the stack, so that reading a
+    /// token's header or claims allocates nothing until a ``JSONDocument`` is made from it.
+    @inlinable
+    static func withReader<R, E: Error>(_ buffer: UnsafeBufferPointer<UInt8>, maxDepth: Int,
+                                        _ body: (inout JSONReader) throws(E) -> R) throws(E) -> R {
+        try withUnsafeTemporaryAllocation(of: JSONMember.self, capacity: stackTableCapacity) { stack throws(E) -> R in
+            var reader = JSONReader(buffer, maxDepth: maxDepth, table: stack.baseAddress!, capacity: stack.count)
+            defer { reader.release() }
+            return try body(&reader)
+        }
+    }
+
+    /// Frees the table if it moved to the heap.
     @usableFromInline
-    func release() { if ownsTable { table.deallocate() } }
+    func release() { if tableOnHeap { table.deallocate() } }
 
     @inline(__always) @usableFromInline
     mutating func append(_ member: JSONMember) -> Int {
-        if count == capacity {
-            let grown = UnsafeMutablePointer<JSONMember>.allocate(capacity: capacity * 2)
-            grown.moveInitialize(from: table, count: count)
-            table.deallocate()
-            table = grown
-            capacity *= 2
-        }
+        if count == capacity { grow() }
         (table + count).initialize(to: member)
         count += 1
         return count - 1
+    }
+
+    @inline(never) @usableFromInline
+    mutating func grow() {
+        let grown = UnsafeMutablePointer<JSONMember>.allocate(capacity: max(capacity * 2, 8))
+        grown.moveInitialize(from: table, count: count)
+        if tableOnHeap { table.deallocate() }
+        table = grown
+        tableOnHeap = true
+        capacity = max(capacity * 2, 8)
     }
 
     @usableFromInline
@@ -484,6 +508,12 @@ struct JSONReader {
         }
         h = (h ^ tail) &* 0x9E37_79B9_7F4A_7C15
         return h ^ (h >> 32)
+    }
+
+    /// The 32-bit hash a member name is indexed under (of its unescaped bytes).
+    @inlinable
+    static func keyHash(_ name: UnsafeBufferPointer<UInt8>) -> UInt32 {
+        UInt32(truncatingIfNeeded: fnv(name.baseAddress ?? UnsafePointer(bitPattern: 1)!, name.count))
     }
 
     @usableFromInline
