@@ -273,9 +273,15 @@ public struct CompactJWS: Sendable {
 
     /// Checks the header's algorithm against the policy and finds its key (pipeline steps 2–3).
     public func selectKey(from keys: JWKSet, allowed: Set<JWSAlgorithm>, requireKid: Bool = true) throws(TokenError) -> PublicKey {
+        try selectKey(from: keys, allowed: JWSAlgorithmMask(allowed), requireKid: requireKid)
+    }
+
+    /// ``selectKey(from:allowed:requireKid:)`` with the policy's algorithms as a mask, which a verifier makes
+    /// once instead of hashing the algorithm into a `Set` for every token.
+    public func selectKey(from keys: JWKSet, allowed: JWSAlgorithmMask, requireKid: Bool = true) throws(TokenError) -> PublicKey {
         guard let algorithm = header.algorithm, allowed.contains(algorithm) else {
             let name = header.algorithmName ?? ""
-            let list = allowed.map(\.rawValue).sorted().joined(separator: ", ")
+            let list = allowed.algorithms.map(\.rawValue).sorted().joined(separator: ", ")
             throw TokenError(.algorithmNotAllowed, claim: "alg", "the algorithm \"\(name)\" is not allowed here (allowed: \(list))")
         }
         let key: PublicKey

@@ -192,6 +192,18 @@ public struct JSONValue: @unchecked Sendable {
         }
     }
 
+    /// Calls `body` with the decoded UTF-8 bytes of a string value, read in place unless the string holds
+    /// escapes; nil when the value is not a string.
+    @inlinable
+    public func withStringBytes<R>(_ body: (UnsafeBufferPointer<UInt8>) -> R) -> R? {
+        guard kind == .string else { return nil }
+        return withBody { raw in
+            let inner = UnsafeBufferPointer(rebasing: raw[(raw.startIndex + 1)..<(raw.endIndex - 1)])
+            if escaped { return JSONReader.unescape(inner).withUnsafeBufferPointer { body($0) } }
+            return body(inner)
+        }
+    }
+
     /// Whether this is a string equal to `expected`, compared without building a `String`.
     @inlinable
     public func stringEquals(_ expected: String) -> Bool {

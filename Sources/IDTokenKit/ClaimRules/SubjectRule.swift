@@ -8,7 +8,7 @@ public struct SubjectRule: ClaimRule, Equatable {
     public var dependsOnlyOnClaims: Bool { true }
 
     public func check(_ claims: JSONObject, _ context: ClaimContext) throws(TokenError) {
-        guard let sub = claims["sub"] else {
+        guard let sub = claims[ClaimKey.sub] else {
             throw TokenError(.invalidClaim, claim: "sub", "the \(context.tokenName) has no \"sub\" (subject) claim, so it names no user")
         }
         guard sub.kind == .string else {
