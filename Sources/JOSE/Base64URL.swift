@@ -1,3 +1,5 @@
+import CBase64URL
+
 /// Strict base64url (RFC 4648 §5) as JWS requires it: the alphabet `A–Z a–z 0–9 - _`, no padding, no
 /// whitespace, and the unused low bits of the last character must be zero, so that every byte string has
 /// exactly one encoding.
@@ -44,15 +46,19 @@ public enum Base64URL {
 
     /// Decodes `source` into `destination`, which must hold at least `decodedCount(forEncodedCount:)` bytes.
     /// Returns the number of bytes written, or nil when the input is not canonical base64url.
-    @inlinable
+    ///
+    /// Whole 16-character blocks go through SIMD code when the CPU has it (`idtk_base64url_decode_blocks`,
+    /// SSSE3 on x86-64: about a third of the instructions of the table loop); the rest, including the last
+    /// characters whose unused bits must be zero, through the tables below.
     public static func decode(_ source: UnsafeBufferPointer<UInt8>, into destination: UnsafeMutableBufferPointer<UInt8>) -> Int? {
         guard let outCount = decodedCount(forEncodedCount: source.count), destination.count >= outCount else { return nil }
         guard let src = source.baseAddress, let dst = destination.baseAddress else { return outCount == 0 ? 0 : nil }
         let t = quadTables
-        var i = 0
-        var o = 0
         let full = source.count & ~3
-        var bad: UInt32 = 0
+        var invalid: Int32 = 0
+        var i = idtk_base64url_decode_blocks(src, full, dst, destination.count, &invalid)
+        var o = i / 4 * 3
+        var bad: UInt32 = invalid == 0 ? 0 : 0xFF00_0000
         @inline(__always) func quad(_ i: Int) -> UInt32 {
             t[Int(src[i])] | t[256 + Int(src[i + 1])] | t[512 + Int(src[i + 2])] | t[768 + Int(src[i + 3])]
         }
