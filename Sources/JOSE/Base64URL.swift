@@ -48,7 +48,7 @@ public enum Base64URL {
     /// Returns the number of bytes written, or nil when the input is not canonical base64url.
     ///
     /// Whole 16-character blocks go through SIMD code when the CPU has it (`idtk_base64url_decode_blocks`,
-    /// SSSE3 on x86-64: about a third of the instructions of the table loop); the rest, including the last
+    /// AVX2 or SSSE3 on x86-64: a fraction of the instructions of the table loop); the rest, including the last
     /// characters whose unused bits must be zero, through the tables below.
     public static func decode(_ source: UnsafeBufferPointer<UInt8>, into destination: UnsafeMutableBufferPointer<UInt8>) -> Int? {
         guard let outCount = decodedCount(forEncodedCount: source.count), destination.count >= outCount else { return nil }

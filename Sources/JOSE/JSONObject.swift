@@ -231,6 +231,10 @@ public struct JSONValue: @unchecked Sendable {
         }
     }
 
+    /// An upper bound on the UTF-8 length of a string value: its length as written, escapes included, which
+    /// decoding never lengthens (0 for other kinds).
+    public var utf8ByteCountBound: Int { kind == .string ? end - start - 2 : 0 }
+
     /// Whether this is a string of zero length.
     public var isEmptyString: Bool { kind == .string && end - start == 2 }
 

@@ -5,7 +5,8 @@
 #include <stdint.h>
 
 /* Decodes the leading whole 16-character blocks of base64url text with SIMD instructions, when the CPU has
- * them (SSSE3 on x86-64); the caller decodes what is left, and checks the canonical form of the last block.
+ * them (AVX2 or SSSE3 on x86-64); the caller decodes what is left, and checks the canonical form of the
+ * last characters.
  * Stops before a block whose 16-byte store would pass dst + dst_count (each block writes 12 bytes and four
  * scratch bytes that the next block, or the caller, overwrites).
  * Returns the number of characters consumed (a multiple of 16, 0 when the CPU lacks the instructions) and
