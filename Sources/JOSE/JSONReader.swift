@@ -206,11 +206,23 @@ struct JSONReader {
         while true {
             if index < end, base[index] <= 0x20 { skipWhitespace() }
             guard index < end, base[index] == UInt8(ascii: "\"") else { throw fail("expected a member name") }
-            let keyStart = index + 1
-            let keyEscaped = try readString()
-            let keyEnd = index - 1
-            let hash = keyEscaped ? hashEscapedKey(keyStart, keyEnd)
-                                  : UInt32(truncatingIfNeeded: Self.fnv(base + keyStart, keyEnd - keyStart, readable: end - keyStart))
+            let keyStart = index &+ 1
+            let keyEscaped: Bool
+            let keyEnd: Int
+            let hash: UInt32
+            if let (length, word) = shortPlainName(at: keyStart) {
+                // Most names are plain ASCII under eight bytes: the word that found the closing quote also
+                // gives the hash (the same value fnv computes), without a call to readString.
+                keyEscaped = false
+                keyEnd = keyStart &+ length
+                index = keyEnd &+ 1
+                hash = Self.shortHash(word, length)
+            } else {
+                keyEscaped = try readString()
+                keyEnd = index &- 1
+                hash = keyEscaped ? hashEscapedKey(keyStart, keyEnd)
+                                  : UInt32(truncatingIfNeeded: Self.fnv(base + keyStart, keyEnd &- keyStart, readable: end &- keyStart))
+            }
             let bit: UInt64 = 1 << UInt64(hash & 63)
             if seen & bit != 0 {
                 var k = Int(first)
@@ -527,6 +539,29 @@ struct JSONReader {
     @inlinable
     static func keyHash(_ name: UnsafeBufferPointer<UInt8>) -> UInt32 {
         UInt32(truncatingIfNeeded: fnv(name.baseAddress ?? UnsafePointer(bitPattern: 1)!, name.count))
+    }
+
+    /// When the string body at `start` is plain printable ASCII shorter than eight bytes and eight bytes can be
+    /// read there: its length and the little-endian word holding it (bytes past the name included).
+    @inline(__always) @usableFromInline
+    func shortPlainName(at start: Int) -> (Int, UInt64)? {
+        guard end &- start >= 8 else { return nil }
+        let word = UInt64(littleEndian: UnsafeRawPointer(base + start).loadUnaligned(as: UInt64.self))
+        let special = JSONReader.specialBytes(word)
+        guard special != 0 else { return nil }
+        let length = special.trailingZeroBitCount >> 3
+        // The first byte needing attention must be the closing quote, not an escape or a non-ASCII byte.
+        guard base[start &+ length] == UInt8(ascii: "\"") else { return nil }
+        return (length, word)
+    }
+
+    /// ``fnv(_:_:)`` of a name of `length` (0...7) bytes held in the low bytes of `word`.
+    @inline(__always) @usableFromInline
+    static func shortHash(_ word: UInt64, _ length: Int) -> UInt32 {
+        let h0: UInt64 = 0xcbf2_9ce4_8422_2325 ^ UInt64(truncatingIfNeeded: length)
+        let tail = length == 0 ? 0 : word & (UInt64.max >> UInt64(64 &- 8 &* length))
+        let h = (h0 ^ tail) &* 0x9E37_79B9_7F4A_7C15
+        return UInt32(truncatingIfNeeded: h ^ (h >> 32))
     }
 
     /// ``fnv(_:_:)`` for bytes followed by at least `readable - count` more readable bytes: when eight bytes
