@@ -37,7 +37,9 @@ let package = Package(
         ),
         // Declarations only (nothing to link): ThreadSanitizer annotations for builds made with -DIDTK_TSAN.
         .systemLibrary(name: "CThreadSanitizer"),
-        .target(name: "JOSE", dependencies: ["CLibCrypto", "CJansson", "CThreadSanitizer"]),
+        // SIMD base64url decoding for token segments (C: Swift has no byte shuffle).
+        .target(name: "CBase64URL"),
+        .target(name: "JOSE", dependencies: ["CLibCrypto", "CJansson", "CThreadSanitizer", "CBase64URL"]),
         .target(
             name: "IDTokenKit",
             dependencies: [

@@ -27,7 +27,7 @@ public struct AudienceRule: Sendable, Equatable {
 
     /// Checks `aud` in `claims`.
     func check(_ claims: JSONObject, profile: Profile) throws(TokenError) {
-        guard let aud = claims["aud"] else {
+        guard let aud = claims[ClaimKey.aud] else {
             throw TokenError(.invalidClaim, claim: "aud",
                              "the \(profile.provider.tokenName) has no \"aud\" (audience) claim. \(profile.audienceHint)")
         }

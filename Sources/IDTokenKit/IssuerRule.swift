@@ -5,7 +5,7 @@ public struct IssuerRule: Sendable, Equatable {
     public init(_ accepted: [String]) { self.accepted = accepted }
 
     func check(_ claims: JSONObject, profile: Profile) throws(TokenError) {
-        guard let iss = claims["iss"] else {
+        guard let iss = claims[ClaimKey.iss] else {
             throw TokenError(.invalidClaim, claim: "iss", "the \(profile.provider.tokenName) has no \"iss\" (issuer) claim")
         }
         guard iss.kind == .string else {

@@ -25,30 +25,34 @@ public enum Nonce: Sendable, Equatable {
 
     /// Whether the token's `nonce` value is the expected one, compared in constant time.
     public func matches(_ value: JSONValue) -> Bool {
-        guard let actual = value.stringBytes else { return false }
-        switch self {
-        case .sha256Hex(let raw):
-            // 64 hex digits, built on the stack: no String for the expected value.
-            let digest = SHA256.hash(utf8: raw)
-            return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 64) { hex in
-                let digits: StaticString = "0123456789abcdef"
-                digits.withUTF8Buffer { table in
-                    for (k, byte) in digest.enumerated() {
-                        hex[2 * k] = table[Int(byte >> 4)]
-                        hex[2 * k + 1] = table[Int(byte & 0x0F)]
+        // The token's value is read in place and the expected one built on the stack: no allocation.
+        value.withStringBytes { actual in
+            switch self {
+            case .sha256Hex(let raw):
+                return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 64 + SHA256.byteCount) { buffer in
+                    let hex = UnsafeMutableBufferPointer(rebasing: buffer[..<64])
+                    let digest = UnsafeMutableBufferPointer(rebasing: buffer[64...])
+                    var raw = raw
+                    raw.withUTF8 { SHA256.hash(UnsafeRawBufferPointer($0), into: UnsafeMutableRawBufferPointer(digest)) }
+                    let digits: StaticString = "0123456789abcdef"
+                    digits.withUTF8Buffer { table in
+                        for k in 0..<SHA256.byteCount {
+                            hex[2 * k] = table[Int(digest[k] >> 4)]
+                            hex[2 * k + 1] = table[Int(digest[k] & 0x0F)]
+                        }
                     }
+                    return ConstantTime.equals(actual, UnsafeBufferPointer(hex))
                 }
-                return actual.withUnsafeBufferPointer { ConstantTime.equals($0, UnsafeBufferPointer(hex)) }
+            case .exact(let expected):
+                var expected = expected
+                return expected.withUTF8 { ConstantTime.equals(actual, $0) }
             }
-        case .exact(let expected):
-            var expected = expected
-            return expected.withUTF8 { want in actual.withUnsafeBufferPointer { ConstantTime.equals($0, want) } }
-        }
+        } ?? false
     }
 
     /// Checks the `nonce` claim of `claims` (`nonce_mismatch` when missing or different).
     func check(_ claims: JSONObject, tokenName: String) throws(TokenError) {
-        guard let value = claims["nonce"] else {
+        guard let value = claims[ClaimKey.nonce] else {
             throw TokenError(.nonceMismatch, claim: "nonce",
                              "a nonce was expected but the \(tokenName) has no \"nonce\" claim: the app must send the nonce when it signs the user in")
         }

@@ -7,13 +7,15 @@ enum NumericDate {
     static let latest: Double = 253_402_300_799
 
     /// The claim's value in seconds, nil when absent and not `required`.
-    static func read(_ claims: JSONObject, _ name: String, required: Bool) throws(TokenError) -> Double? {
-        guard let value = claims[name] else {
+    static func read(_ claims: JSONObject, _ key: JSONKey, required: Bool) throws(TokenError) -> Double? {
+        guard let value = claims[key] else {
+            let name = key.name
             if required {
                 throw TokenError(.invalidClaim, claim: name, "the required \"\(name)\" claim is missing")
             }
             return nil
         }
+        let name = key.name
         let seconds: Double
         switch value.kind {
         case .integer:

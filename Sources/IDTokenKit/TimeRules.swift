@@ -19,20 +19,20 @@ public struct TimeRules: Sendable, Equatable {
 
     /// Applies the rules at `now` (Unix seconds). Returns `exp`, which the replay cache needs.
     func check(_ claims: JSONObject, now: Double, leeway: Double, tokenName: String) throws(TokenError) -> Double {
-        let exp = try NumericDate.read(claims, "exp", required: true)!
+        let exp = try NumericDate.read(claims, ClaimKey.exp, required: true)!
         if now >= exp + leeway {
             throw TokenError(.expired, claim: "exp",
                              "the \(tokenName) expired at \(UnixTime.describe(exp)); the time of verification \(UnixTime.describe(now)) is past it by more than the \(Int(leeway)) s leeway. Get a fresh token from the client and verify that one")
         }
-        if let nbf = try NumericDate.read(claims, "nbf", required: false), now < nbf - leeway {
+        if let nbf = try NumericDate.read(claims, ClaimKey.nbf, required: false), now < nbf - leeway {
             throw TokenError(.notYetValid, claim: "nbf",
                              "the \(tokenName) is not valid before \(UnixTime.describe(nbf)); the time of verification \(UnixTime.describe(now)) is earlier by more than the \(Int(leeway)) s leeway. Check this machine's clock")
         }
-        if let iat = try NumericDate.read(claims, "iat", required: requiresIssuedAt), iat > now + leeway {
+        if let iat = try NumericDate.read(claims, ClaimKey.iat, required: requiresIssuedAt), iat > now + leeway {
             throw TokenError(.issuedInFuture, claim: "iat",
                              "the \(tokenName) claims to be issued at \(UnixTime.describe(iat)), later than the time of verification \(UnixTime.describe(now)) plus the \(Int(leeway)) s leeway. Check this machine's clock")
         }
-        if let authTime = try NumericDate.read(claims, "auth_time", required: requiresAuthTime), authTime > now + leeway {
+        if let authTime = try NumericDate.read(claims, ClaimKey.authTime, required: requiresAuthTime), authTime > now + leeway {
             throw TokenError(.issuedInFuture, claim: "auth_time",
                              "the \(tokenName) says the user signed in at \(UnixTime.describe(authTime)), later than the time of verification \(UnixTime.describe(now)) plus the \(Int(leeway)) s leeway. Check this machine's clock")
         }

@@ -224,16 +224,16 @@ final class CachedVerification: Sendable {
         token.makeContiguousUTF8()
         let claims = verified.claims.object
         do {
-            self.notBefore = try NumericDate.read(claims, "nbf", required: false).map { $0 - leeway } ?? -.infinity
-            self.issuedAt = try NumericDate.read(claims, "iat", required: false) ?? -.infinity
-            self.authTime = try NumericDate.read(claims, "auth_time", required: false) ?? -.infinity
+            self.notBefore = try NumericDate.read(claims, ClaimKey.nbf, required: false).map { $0 - leeway } ?? -.infinity
+            self.issuedAt = try NumericDate.read(claims, ClaimKey.iat, required: false) ?? -.infinity
+            self.authTime = try NumericDate.read(claims, ClaimKey.authTime, required: false) ?? -.infinity
         } catch {
             return nil
         }
         self.token = token
         self.verified = verified
         self.key = key
-        self.keyNamedByKid = verified.header.object.contains("kid")
+        self.keyNamedByKid = verified.header.hasKid
         self.expiry = exp + leeway
     }
 

@@ -26,6 +26,8 @@ public struct IDTokenVerifier: Sendable {
     /// The tokens this verifier accepted before, when it was made with `cache:` and no replay cache.
     public let verifiedTokenCache: VerifiedTokenCache?
     private let leeway: Double
+    /// `profile.algorithms` as a mask: checked on every token without hashing.
+    private let allowedAlgorithms: JWSAlgorithmMask
 
     /// A verifier for `profile` with keys from `keys`.
     /// - Throws: ``ConfigurationError`` when the profile cannot be used (no audience, leeway out of range…).
@@ -39,6 +41,7 @@ public struct IDTokenVerifier: Sendable {
         self.replayCache = replayCache
         self.synchronousReplayCache = replayCache as? any SynchronousReplayCache
         self.leeway = Double(profile.leeway.seconds)
+        self.allowedAlgorithms = JWSAlgorithmMask(profile.algorithms)
         self.verifiedTokenCache = replayCache == nil ? cache.map { VerifiedTokenCache($0, profile: profile) } : nil
     }
 
@@ -118,7 +121,7 @@ public struct IDTokenVerifier: Sendable {
     /// a key that the key set refused at load (an RSA key under 2048 bits…), the message says so.
     private func selectKey(_ jws: CompactJWS, _ keys: JWKSet) throws(TokenError) -> PublicKey {
         do {
-            return try jws.selectKey(from: keys, allowed: profile.algorithms, requireKid: profile.requiresKeyID)
+            return try jws.selectKey(from: keys, allowed: allowedAlgorithms, requireKid: profile.requiresKeyID)
         } catch where error.code == .unknownKey {
             guard let kid = jws.header.kid, let refused = keys.rejected.first(where: { $0.kid == kid }) else { throw error }
             throw TokenError(.unknownKey, claim: "kid", "the key \"\(kid)\" was refused when the key set was loaded: \(refused.reason)")

@@ -20,18 +20,47 @@ public struct JWSLimits: Sendable, Equatable {
 }
 
 /// A token's protected header, read but not trusted.
-public struct JOSEHeader: Sendable {
-    /// The whole header object.
-    public let object: JSONObject
+///
+/// Verification needs only `alg` and `kid`, which are located when the token is split; the header as a
+/// ``JSONObject`` is indexed only when somebody asks for ``object``. Immutable (its bytes are never written
+/// after the split), hence `@unchecked Sendable`.
+public struct JOSEHeader: @unchecked Sendable {
+    /// The decoded segments of the token; the header's JSON text is the first `count` bytes.
+    @usableFromInline let storage: ByteStorage
+    @usableFromInline let count: Int32
+    /// The `kid` value's text (quotes included) as a range of the header, or -1 when there is no `kid`.
+    @usableFromInline let kidStart: Int32
+    @usableFromInline let kidEnd: Int32
+    @usableFromInline let kidEscaped: Bool
     /// The algorithm the header names, when it is one this library implements.
     public let algorithm: JWSAlgorithm?
+
+    /// The whole header object.
+    public var object: JSONObject {
+        // The header was read by the same reader when the token was split, with a depth limit no larger than
+        // the ceiling used here, so reading it again cannot fail.
+        (try? JSONObject.parse(owner: storage, base: storage.base, count: Int(count), maxDepth: JSONObject.depthCeiling))!
+    }
 
     /// The `alg` value as written (for messages), or nil if absent or not a string.
     public var algorithmName: String? { object["alg"]?.string }
     /// The `kid` value, or nil if absent.
-    public var kid: String? { object["kid"]?.string }
+    public var kid: String? {
+        withKid { kid in kid.map { String(decoding: $0, as: UTF8.self) } }
+    }
+    /// Whether the header has a `kid`.
+    public var hasKid: Bool { kidStart >= 0 }
     /// The `typ` value, or nil if absent.
     public var type: String? { object["typ"]?.string }
+
+    /// Calls `body` with the `kid` value's UTF-8 bytes (unescaped), or nil when there is no `kid`.
+    @inlinable
+    func withKid<R>(_ body: (UnsafeBufferPointer<UInt8>?) -> R) -> R {
+        guard kidStart >= 0 else { return body(nil) }
+        let inner = UnsafeBufferPointer(start: storage.base + Int(kidStart) + 1, count: Int(kidEnd - kidStart) - 2)
+        if kidEscaped { return JSONReader.unescape(inner).withUnsafeBufferPointer { body($0) } }
+        return body(inner)
+    }
 }
 
 /// A JWS in compact serialization (`header.payload.signature`), split and checked for shape but not verified.
@@ -41,14 +70,23 @@ public struct JOSEHeader: Sendable {
 /// asymmetric algorithm, no `crit`, and a string `kid` if there is one. Header members that carry or point to
 /// keys (`jwk`, `jku`, `x5u`, `x5c`) are never read. The signature is checked over the token's own ASCII bytes
 /// `header.payload`, never a re-encoding.
+///
+/// The three segments are decoded into one allocation, and the header is read with a member table on the
+/// stack: splitting a token allocates once.
 public struct CompactJWS: Sendable {
     /// The token as received.
     public let token: String
     public let header: JOSEHeader
-    /// The decoded payload bytes (not yet parsed as JSON: that happens after the signature, see ``claims(maxDepth:)``).
-    public let payload: [UInt8]
+    /// Where the decoded payload and signature lie in `header.storage` (the header's bytes come first).
+    @usableFromInline let payloadCount: Int32
+    @usableFromInline let signatureCount: Int32
     @usableFromInline let firstDot: Int
     @usableFromInline let secondDot: Int
+
+    /// The decoded payload bytes (not yet parsed as JSON: that happens after the signature, see ``claims(maxDepth:)``).
+    public var payload: [UInt8] {
+        Array(UnsafeBufferPointer(start: header.storage.base + Int(header.count), count: Int(payloadCount)))
+    }
 
     /// Splits and checks `token`. Throws a ``TokenError`` with code `token_too_large`, `malformed`,
     /// `algorithm_not_allowed`, `unsupported_header` or `unknown_key`.
@@ -58,15 +96,33 @@ public struct CompactJWS: Sendable {
         guard utf8Count <= limits.maxTokenBytes else {
             throw TokenError(.tokenTooLarge, "the token is \(utf8Count) bytes; the limit is \(limits.maxTokenBytes)")
         }
-        let parts = token.withUTF8 { bytes -> Result<(Int, Int, JOSEHeader, [UInt8]), TokenError> in
+        let parts = token.withUTF8 { bytes -> Result<Parts, TokenError> in
             do throws(TokenError) { return .success(try CompactJWS.split(bytes, limits: limits)) } catch { return .failure(error) }
         }
+        let split = try parts.get()
         self.token = token
-        (firstDot, secondDot, header, payload) = try parts.get()
+        self.header = split.header
+        self.payloadCount = split.payloadCount
+        self.signatureCount = split.signatureCount
+        self.firstDot = split.firstDot
+        self.secondDot = split.secondDot
     }
 
     @usableFromInline
-    static func split(_ bytes: UnsafeBufferPointer<UInt8>, limits: JWSLimits) throws(TokenError) -> (Int, Int, JOSEHeader, [UInt8]) {
+    struct Parts {
+        @usableFromInline let header: JOSEHeader
+        @usableFromInline let payloadCount: Int32
+        @usableFromInline let signatureCount: Int32
+        @usableFromInline let firstDot: Int
+        @usableFromInline let secondDot: Int
+    }
+
+    @usableFromInline static let algKey = JSONKey("alg")
+    @usableFromInline static let kidKey = JSONKey("kid")
+    @usableFromInline static let critKey = JSONKey("crit")
+
+    @usableFromInline
+    static func split(_ bytes: UnsafeBufferPointer<UInt8>, limits: JWSLimits) throws(TokenError) -> Parts {
         // memchr finds the dots several bytes per instruction; a token is mostly payload.
         let base = bytes.baseAddress ?? UnsafePointer(bitPattern: 1)!
         let count = bytes.count
@@ -80,52 +136,83 @@ public struct CompactJWS: Sendable {
             let segments = dotCount + 1
             throw TokenError.malformed("a compact JWS has three segments separated by two dots; this token has \(segments)")
         }
-        let dots = (first, second)
-        let headerSpan = UnsafeBufferPointer(rebasing: bytes[0..<dots.0])
-        let payloadSpan = UnsafeBufferPointer(rebasing: bytes[(dots.0 + 1)..<dots.1])
-        let signatureSpan = UnsafeBufferPointer(rebasing: bytes[(dots.1 + 1)...])
+        let headerSpan = UnsafeBufferPointer(rebasing: bytes[0..<first])
+        let payloadSpan = UnsafeBufferPointer(rebasing: bytes[(first + 1)..<second])
+        let signatureSpan = UnsafeBufferPointer(rebasing: bytes[(second + 1)...])
         guard !headerSpan.isEmpty else { throw TokenError.malformed("the header segment is empty") }
-        guard Base64URL.isCanonical(signatureSpan) else {
+
+        // One allocation for the three decoded segments: header, payload, signature. A segment whose length no
+        // canonical encoding has gets no room; it is reported below, in the order the checks have always run.
+        let headerCount = Base64URL.decodedCount(forEncodedCount: headerSpan.count)
+        let payloadCount = Base64URL.decodedCount(forEncodedCount: payloadSpan.count)
+        guard let signatureCount = Base64URL.decodedCount(forEncodedCount: signatureSpan.count) else {
+            throw TokenError.malformed("the signature segment is not canonical base64url")
+        }
+        let signatureStart = (headerCount ?? 0) + (payloadCount ?? 0)
+        let storage = ByteStorage.make(count: signatureStart + signatureCount)
+        let out = storage.base
+        guard Base64URL.decode(signatureSpan, into: UnsafeMutableBufferPointer(start: out + signatureStart, count: signatureCount)) != nil else {
             throw TokenError.malformed("the signature segment is not canonical base64url")
         }
 
         // Header.
-        guard let headerBytes = decodeSegment(headerSpan) else {
+        guard let headerCount, Base64URL.decode(headerSpan, into: UnsafeMutableBufferPointer(start: out, count: headerCount)) != nil else {
             throw TokenError.malformed("the header segment is not canonical base64url")
         }
-        let headerObject: JSONObject
-        do { headerObject = try JSONObject.parse(headerBytes, maxDepth: limits.maxDepth) } catch {
-            throw TokenError.malformed("the header is not a valid JSON object: \(error)")
-        }
-        guard let alg = headerObject["alg"] else {
-            throw TokenError(.algorithmNotAllowed, claim: "alg", "the header has no \"alg\"")
-        }
-        guard alg.kind == .string else {
-            throw TokenError(.algorithmNotAllowed, claim: "alg", "the header's \"alg\" is not a string")
-        }
-        let algorithm = alg.withBody { raw in
-            JWSAlgorithm(utf8: UnsafeBufferPointer(rebasing: raw[(raw.startIndex + 1)..<(raw.endIndex - 1)]))
-        }
-        if algorithm == nil {
-            let name = alg.string ?? ""
-            throw TokenError(.algorithmNotAllowed, claim: "alg", CompactJWS.describeRefusedAlgorithm(name))
-        }
-        if headerObject.contains("crit") {
-            throw TokenError(.unsupportedHeader, claim: "crit",
-                             "the header has \"crit\"; no critical header extension is understood, so the token is refused")
-        }
-        if let kid = headerObject["kid"], kid.kind != .string {
-            throw TokenError(.unknownKey, claim: "kid", "the header's \"kid\" is not a string")
-        }
+        let header = try readHeader(storage, count: headerCount, maxDepth: limits.maxDepth)
         // Checked after the header so that an unsigned token (`"alg":"none"` with an empty signature, the usual
         // shape of that attack) is reported as the refused algorithm it is, not as a bad signature.
         guard !signatureSpan.isEmpty else { throw TokenError(.badSignature, "the signature segment is empty") }
 
         // Payload: decoded now, parsed only after the signature is checked.
-        guard let payload = decodeSegment(payloadSpan) else {
+        guard let payloadCount, Base64URL.decode(payloadSpan, into: UnsafeMutableBufferPointer(start: out + headerCount, count: payloadCount)) != nil else {
             throw TokenError.malformed("the payload segment is not canonical base64url")
         }
-        return (dots.0, dots.1, JOSEHeader(object: headerObject, algorithm: algorithm), payload)
+        return Parts(header: header, payloadCount: Int32(payloadCount), signatureCount: Int32(signatureCount),
+                     firstDot: first, secondDot: second)
+    }
+
+    /// Reads the decoded header (the first `count` bytes of `storage`) with a member table on the stack and
+    /// checks `alg`, `crit` and `kid`, keeping only what verification needs.
+    @usableFromInline
+    static func readHeader(_ storage: ByteStorage, count: Int, maxDepth: Int) throws(TokenError) -> JOSEHeader {
+        let base = UnsafePointer(storage.base)
+        return try JSONReader.withReader(UnsafeBufferPointer(start: base, count: count), maxDepth: maxDepth) {
+            (reader: inout JSONReader) throws(TokenError) -> JOSEHeader in
+            let first: Int32
+            do { first = try reader.readTopLevelObject() } catch {
+                throw TokenError.malformed("the header is not a valid JSON object: \(error)")
+            }
+            let table = UnsafePointer(reader.table)
+            guard let algIndex = algKey.index(in: table, first: first, base: base) else {
+                throw TokenError(.algorithmNotAllowed, claim: "alg", "the header has no \"alg\"")
+            }
+            let alg = table[algIndex]
+            guard alg.kind == .string else {
+                throw TokenError(.algorithmNotAllowed, claim: "alg", "the header's \"alg\" is not a string")
+            }
+            let algorithm = JWSAlgorithm(utf8: UnsafeBufferPointer(start: base + Int(alg.valueStart) + 1,
+                                                                   count: Int(alg.valueEnd - alg.valueStart) - 2))
+            if algorithm == nil {
+                let inner = UnsafeBufferPointer(start: base + Int(alg.valueStart) + 1, count: Int(alg.valueEnd - alg.valueStart) - 2)
+                let name = String(decoding: alg.valueEscaped ? JSONReader.unescape(inner) : Array(inner), as: UTF8.self)
+                throw TokenError(.algorithmNotAllowed, claim: "alg", CompactJWS.describeRefusedAlgorithm(name))
+            }
+            if critKey.index(in: table, first: first, base: base) != nil {
+                throw TokenError(.unsupportedHeader, claim: "crit",
+                                 "the header has \"crit\"; no critical header extension is understood, so the token is refused")
+            }
+            var kid: (start: Int32, end: Int32, escaped: Bool) = (-1, -1, false)
+            if let kidIndex = kidKey.index(in: table, first: first, base: base) {
+                let member = table[kidIndex]
+                guard member.kind == .string else {
+                    throw TokenError(.unknownKey, claim: "kid", "the header's \"kid\" is not a string")
+                }
+                kid = (member.valueStart, member.valueEnd, member.valueEscaped)
+            }
+            return JOSEHeader(storage: storage, count: Int32(count), kidStart: kid.start, kidEnd: kid.end,
+                              kidEscaped: kid.escaped, algorithm: algorithm)
+        }
     }
 
     static func describeRefusedAlgorithm(_ name: String) -> String {
@@ -136,37 +223,29 @@ public struct CompactJWS: Sendable {
         }
     }
 
-    @usableFromInline
-    static func decodeSegment(_ span: UnsafeBufferPointer<UInt8>) -> [UInt8]? {
-        guard let count = Base64URL.decodedCount(forEncodedCount: span.count) else { return nil }
-        var ok = true
-        let out = [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
-            if let n = Base64URL.decode(span, into: buffer) { initialized = n } else { initialized = 0; ok = false }
-        }
-        return ok ? out : nil
-    }
-
     /// Checks the signature with `key` over the received `header.payload` bytes. The caller has already made
     /// sure that `key` belongs to an algorithm the policy allows and that it matches the header.
     @inlinable
     public func verifySignature(with key: PublicKey) -> Bool {
+        guard Int(signatureCount) == key.signatureLength else { return false }
+        let storage = header.storage
+        let signature = UnsafeRawBufferPointer(start: storage.base + Int(header.count) + Int(payloadCount), count: Int(signatureCount))
         var token = token
         return token.withUTF8 { bytes in
-            let signingInput = UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(bytes)[0..<secondDot])
-            let segment = UnsafeBufferPointer(rebasing: bytes[(secondDot + 1)...])
-            guard let count = Base64URL.decodedCount(forEncodedCount: segment.count), count == key.signatureLength else {
-                return false
-            }
-            return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: count) { signature in
-                guard Base64URL.decode(segment, into: signature) == count else { return false }
-                return key.verify(signature: UnsafeRawBufferPointer(signature), message: signingInput)
+            withExtendedLifetime(storage) {
+                key.verify(signature: signature, message: UnsafeRawBufferPointer(start: bytes.baseAddress, count: secondDot))
             }
         }
     }
 
-    /// The payload parsed as a JSON object (strict: no duplicate members, valid UTF-8, depth-capped).
+    /// The payload parsed as a JSON object (strict: no duplicate members, valid UTF-8, depth-capped), a view on
+    /// the token's decoded bytes.
     public func claims(maxDepth: Int = JSONObject.defaultMaxDepth) throws(TokenError) -> JSONObject {
-        do { return try JSONObject.parse(payload, maxDepth: maxDepth) } catch {
+        let storage = header.storage
+        do {
+            return try JSONObject.parse(owner: storage, base: storage.base + Int(header.count), count: Int(payloadCount),
+                                        maxDepth: maxDepth)
+        } catch {
             throw TokenError.malformed("the payload is not a valid JSON object: \(error)")
         }
     }
@@ -194,20 +273,21 @@ public struct CompactJWS: Sendable {
 
     /// Checks the header's algorithm against the policy and finds its key (pipeline steps 2–3).
     public func selectKey(from keys: JWKSet, allowed: Set<JWSAlgorithm>, requireKid: Bool = true) throws(TokenError) -> PublicKey {
+        try selectKey(from: keys, allowed: JWSAlgorithmMask(allowed), requireKid: requireKid)
+    }
+
+    /// ``selectKey(from:allowed:requireKid:)`` with the policy's algorithms as a mask, which a verifier makes
+    /// once instead of hashing the algorithm into a `Set` for every token.
+    public func selectKey(from keys: JWKSet, allowed: JWSAlgorithmMask, requireKid: Bool = true) throws(TokenError) -> PublicKey {
         guard let algorithm = header.algorithm, allowed.contains(algorithm) else {
             let name = header.algorithmName ?? ""
-            let list = allowed.map(\.rawValue).sorted().joined(separator: ", ")
+            let list = allowed.algorithms.map(\.rawValue).sorted().joined(separator: ", ")
             throw TokenError(.algorithmNotAllowed, claim: "alg", "the algorithm \"\(name)\" is not allowed here (allowed: \(list))")
         }
         let key: PublicKey
-        if let kid = header.object["kid"] {
-            let found = kid.withBody { raw -> PublicKey? in
-                let inner = UnsafeBufferPointer(rebasing: raw[(raw.startIndex + 1)..<(raw.endIndex - 1)])
-                if kid.escaped { return JSONReader.unescape(inner).withUnsafeBufferPointer { keys.key(kid: $0) } }
-                return keys.key(kid: inner)
-            }
-            guard let found else {
-                let shown = String((kid.string ?? "").prefix(80))
+        if header.hasKid {
+            guard let found = header.withKid({ keys.key(kid: $0!) }) else {
+                let shown = String((header.kid ?? "").prefix(80))
                 throw TokenError(.unknownKey, claim: "kid", "no key with kid \"\(shown)\" in the key set")
             }
             key = found

@@ -4,30 +4,6 @@ import Glibc
 import Darwin
 #endif
 
-/// The bytes of one JSON document and its member table (see `JSONMember`), shared by every ``JSONObject`` and
-/// ``JSONValue`` that views the document. Immutable once built; its stored properties are constants, so reading
-/// them costs no exclusivity check.
-@usableFromInline
-final class JSONDocument: @unchecked Sendable {
-    @usableFromInline let bytes: [UInt8]
-    @usableFromInline let members: UnsafeMutablePointer<JSONMember>
-    @usableFromInline let memberCount: Int
-
-    /// A document holding `bytes` and the members the reader collected; takes over the reader's table.
-    @usableFromInline
-    init(bytes: [UInt8], reader: inout JSONReader) {
-        self.bytes = bytes
-        self.members = reader.table
-        self.memberCount = reader.count
-        reader.ownsTable = false
-    }
-
-    deinit { members.deallocate() }
-
-    @inlinable
-    func withMembers<R>(_ body: (UnsafePointer<JSONMember>) -> R) -> R { body(UnsafePointer(members)) }
-}
-
 /// A JSON object read strictly (see ``JSONObject/parse(_:maxDepth:)``), holding its own UTF-8 bytes.
 ///
 /// Members are indexed as byte ranges by the one pass that validates the document, nested objects included;
@@ -61,15 +37,22 @@ public struct JSONObject: @unchecked Sendable {
     /// `maxDepth` levels deep (capped at ``depthCeiling``). Levels count values as Jansson does: the object is
     /// level 1, its members' values level 2, and so on, scalars included.
     public static func parse(_ bytes: [UInt8], maxDepth: Int = defaultMaxDepth) throws(JSONSyntaxError) -> JSONObject {
-        try bytes.withUnsafeBufferPointer { buffer throws(JSONSyntaxError) -> JSONObject in
-            var reader = JSONReader(buffer, maxDepth: maxDepth, capacity: 32)
-            defer { reader.release() }
+        let storage = ByteStorage.copying(bytes)
+        return try parse(owner: storage, base: storage.base, count: bytes.count, maxDepth: maxDepth)
+    }
+
+    /// Parses the `count` bytes at `base`, which `owner` keeps alive; the object is a view on them.
+    @usableFromInline
+    static func parse(owner: ByteStorage, base: UnsafePointer<UInt8>, count: Int,
+                      maxDepth: Int) throws(JSONSyntaxError) -> JSONObject {
+        try JSONReader.withReader(UnsafeBufferPointer(start: base, count: count), maxDepth: maxDepth) {
+            (reader: inout JSONReader) throws(JSONSyntaxError) -> JSONObject in
             reader.skipWhitespace()
             let start = Int32(reader.index)
             let first = try reader.readTopLevelObject()
-            var end = bytes.count
-            while end > 0, bytes[end - 1] <= 0x20 { end -= 1 }
-            return JSONObject(document: JSONDocument(bytes: bytes, reader: &reader), first: first,
+            var end = count
+            while end > 0, base[end - 1] <= 0x20 { end -= 1 }
+            return JSONObject(document: JSONDocument.make(owner: owner, base: base, reader: reader), first: first,
                               start: start, end: Int32(end))
         }
     }
@@ -98,15 +81,13 @@ public struct JSONObject: @unchecked Sendable {
 
     /// The member names, in document order.
     public var keys: [String] {
-        let bytes = document.bytes
+        let base = document.base
         return document.withMembers { table in
             memberIndexes.map { k in
                 let member = table[k]
-                return bytes.withUnsafeBufferPointer { buffer in
-                    let body = UnsafeBufferPointer(rebasing: buffer[Int(member.keyStart)..<Int(member.keyEnd)])
-                    return member.keyEscaped ? String(decoding: JSONReader.unescape(body), as: UTF8.self)
-                                             : String(decoding: body, as: UTF8.self)
-                }
+                let body = UnsafeBufferPointer(start: base + Int(member.keyStart), count: Int(member.keyEnd - member.keyStart))
+                return member.keyEscaped ? String(decoding: JSONReader.unescape(body), as: UTF8.self)
+                                         : String(decoding: body, as: UTF8.self)
             }
         }
     }
@@ -137,7 +118,7 @@ public struct JSONObject: @unchecked Sendable {
 
     @usableFromInline
     func index(of name: UnsafeBufferPointer<UInt8>) -> Int? {
-        let hash = UInt32(truncatingIfNeeded: JSONReader.fnv(name.baseAddress ?? UnsafePointer(bitPattern: 1)!, name.count))
+        let hash = JSONReader.keyHash(name)
         let table = document.members
         var k = Int(first)
         while k >= 0 {
@@ -150,10 +131,8 @@ public struct JSONObject: @unchecked Sendable {
 
     @usableFromInline
     func keyEquals(_ member: JSONMember, _ name: UnsafeBufferPointer<UInt8>) -> Bool {
-        document.bytes.withUnsafeBufferPointer { buffer in
-            let body = UnsafeBufferPointer(rebasing: buffer[Int(member.keyStart)..<Int(member.keyEnd)])
-            return member.keyEscaped ? JSONReader.unescape(body).elementsEqual(name) : bytesEqual(body, name)
-        }
+        let body = UnsafeBufferPointer(start: document.base + Int(member.keyStart), count: Int(member.keyEnd - member.keyStart))
+        return member.keyEscaped ? JSONReader.unescape(body).elementsEqual(name) : bytesEqual(body, name)
     }
 
     /// Every member as (name, value), in document order.
@@ -163,7 +142,7 @@ public struct JSONObject: @unchecked Sendable {
 
     /// The object's JSON text exactly as received.
     public var rawJSON: String {
-        document.bytes.withUnsafeBufferPointer { String(decoding: UnsafeBufferPointer(rebasing: $0[Int(start)..<Int(end)]), as: UTF8.self) }
+        String(decoding: UnsafeBufferPointer(start: document.base + Int(start), count: Int(end - start)), as: UTF8.self)
     }
 }
 
@@ -192,7 +171,7 @@ public struct JSONValue: @unchecked Sendable {
 
     @inlinable
     func withBody<R>(_ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
-        document.bytes.withUnsafeBufferPointer { buffer in body(UnsafeBufferPointer(rebasing: buffer[start..<end])) }
+        body(UnsafeBufferPointer(start: document.base + start, count: end - start))
     }
 
     /// The string value decoded, or nil when the value is not a string.
@@ -210,6 +189,18 @@ public struct JSONValue: @unchecked Sendable {
         return withBody { raw in
             let inner = UnsafeBufferPointer(rebasing: raw.dropFirst().dropLast())
             return escaped ? JSONReader.unescape(inner) : Array(inner)
+        }
+    }
+
+    /// Calls `body` with the decoded UTF-8 bytes of a string value, read in place unless the string holds
+    /// escapes; nil when the value is not a string.
+    @inlinable
+    public func withStringBytes<R>(_ body: (UnsafeBufferPointer<UInt8>) -> R) -> R? {
+        guard kind == .string else { return nil }
+        return withBody { raw in
+            let inner = UnsafeBufferPointer(rebasing: raw[(raw.startIndex + 1)..<(raw.endIndex - 1)])
+            if escaped { return JSONReader.unescape(inner).withUnsafeBufferPointer { body($0) } }
+            return body(inner)
         }
     }
 
@@ -239,6 +230,10 @@ public struct JSONValue: @unchecked Sendable {
             return count
         }
     }
+
+    /// An upper bound on the UTF-8 length of a string value: its length as written, escapes included, which
+    /// decoding never lengthens (0 for other kinds).
+    public var utf8ByteCountBound: Int { kind == .string ? end - start - 2 : 0 }
 
     /// Whether this is a string of zero length.
     public var isEmptyString: Bool { kind == .string && end - start == 2 }
@@ -274,13 +269,12 @@ public struct JSONValue: @unchecked Sendable {
         guard kind == .object else { return nil }
         if indexed { return JSONObject(document: document, first: firstChild, start: Int32(start), end: Int32(end)) }
         // An object inside an array was validated but not indexed: index it now, sharing the bytes.
-        let bytes = document.bytes
-        return bytes.withUnsafeBufferPointer { buffer -> JSONObject? in
-            var reader = JSONReader(UnsafeBufferPointer(rebasing: buffer[..<end]), maxDepth: JSONObject.depthCeiling, capacity: 8)
-            defer { reader.release() }
+        let document = self.document
+        let base = document.base
+        return JSONReader.withReader(UnsafeBufferPointer(start: base, count: end), maxDepth: JSONObject.depthCeiling) { reader -> JSONObject? in
             reader.index = start
             guard let first = try? reader.readObject(depth: 1) else { return nil }
-            return JSONObject(document: JSONDocument(bytes: bytes, reader: &reader), first: first,
+            return JSONObject(document: JSONDocument.make(owner: document.owner, base: base, reader: reader), first: first,
                               start: Int32(start), end: Int32(end))
         }
     }
@@ -288,13 +282,13 @@ public struct JSONValue: @unchecked Sendable {
     /// The elements of an array; nil for other kinds.
     public var array: [JSONValue]? {
         guard kind == .array else { return nil }
-        return document.bytes.withUnsafeBufferPointer { buffer -> [JSONValue]? in
-            var reader = JSONReader(UnsafeBufferPointer(rebasing: buffer[..<end]), maxDepth: JSONObject.depthCeiling, capacity: 8)
-            defer { reader.release() }
+        let document = self.document
+        let base = document.base
+        return JSONReader.withReader(UnsafeBufferPointer(start: base, count: end), maxDepth: JSONObject.depthCeiling) { reader -> [JSONValue]? in
             reader.index = start + 1
             var values: [JSONValue] = []
             reader.skipWhitespace()
-            if reader.index < end, buffer[reader.index] == UInt8(ascii: "]") { return values }
+            if reader.index < end, base[reader.index] == UInt8(ascii: "]") { return values }
             while reader.index < end {
                 reader.skipWhitespace()
                 let valueStart = reader.index
@@ -304,7 +298,7 @@ public struct JSONValue: @unchecked Sendable {
                                         escaped: escaped, firstChild: -1, indexed: false))
                 reader.skipWhitespace()
                 guard reader.index < end else { return nil }
-                let c = buffer[reader.index]
+                let c = base[reader.index]
                 reader.index += 1
                 if c == UInt8(ascii: "]") { break }
             }

@@ -55,40 +55,64 @@ struct JSONReader {
     @usableFromInline let plain: UnsafePointer<Bool>
     /// The member table being built (see ``JSONMember``). Members of objects inside arrays are dropped once
     /// their object has been checked, so the table holds the objects reachable through member names only.
+    /// It starts in memory the caller lends (usually on its stack, see ``withReader(_:maxDepth:_:)``) and moves
+    /// to the heap only when a document has more members than that holds.
     @usableFromInline var table: UnsafeMutablePointer<JSONMember>
     @usableFromInline var count: Int = 0
     @usableFromInline var capacity: Int
-    /// False once a ``JSONDocument`` has taken the table over.
-    @usableFromInline var ownsTable = true
+    /// True once the table has outgrown the caller's memory and lives on the heap.
+    @usableFromInline var tableOnHeap = false
 
-    /// A reader over `buffer`. Call ``release()`` when done with it.
+    /// The member table's starting size on the stack: room for the claims of real tokens (a Firebase ID token
+    /// has about twenty members, nested ones included), and at 1 KiB within the size that
+    /// `withUnsafeTemporaryAllocation` always places on the stack without asking the runtime.
+    @inlinable static var stackTableCapacity: Int { 32 }
+
+    /// A reader over `buffer` that starts its member table in `table` (room for `capacity` members, owned by
+    /// the caller). Call ``release()`` when done with it.
     @usableFromInline
-    init(_ buffer: UnsafeBufferPointer<UInt8>, maxDepth: Int, capacity: Int) {
+    init(_ buffer: UnsafeBufferPointer<UInt8>, maxDepth: Int, table: UnsafeMutablePointer<JSONMember>, capacity: Int) {
         self.base = buffer.baseAddress ?? UnsafePointer(bitPattern: 1)!
         self.end = buffer.count
         // The reader recurses once per nesting level, so no caller-chosen limit may exceed the ceiling.
         self.maxDepth = min(maxDepth, JSONObject.depthCeiling)
         self.plain = JSONReader.plainStringTable
-        self.capacity = max(capacity, 8)
-        self.table = UnsafeMutablePointer<JSONMember>.allocate(capacity: self.capacity)
+        self.capacity = capacity
+        self.table = table
     }
 
-    /// Frees the table, unless a ``JSONDocument`` took it over.
+    /// Runs `body` with a reader over `buffer` whose member table starts on the stack, so that reading a
+    /// token's header or claims allocates nothing until a ``JSONDocument`` is made from it.
+    @inlinable
+    static func withReader<R, E: Error>(_ buffer: UnsafeBufferPointer<UInt8>, maxDepth: Int,
+                                        _ body: (inout JSONReader) throws(E) -> R) throws(E) -> R {
+        try withUnsafeTemporaryAllocation(of: JSONMember.self, capacity: stackTableCapacity) { stack throws(E) -> R in
+            var reader = JSONReader(buffer, maxDepth: maxDepth, table: stack.baseAddress!, capacity: stack.count)
+            defer { reader.release() }
+            return try body(&reader)
+        }
+    }
+
+    /// Frees the table if it moved to the heap.
     @usableFromInline
-    func release() { if ownsTable { table.deallocate() } }
+    func release() { if tableOnHeap { table.deallocate() } }
 
     @inline(__always) @usableFromInline
     mutating func append(_ member: JSONMember) -> Int {
-        if count == capacity {
-            let grown = UnsafeMutablePointer<JSONMember>.allocate(capacity: capacity * 2)
-            grown.moveInitialize(from: table, count: count)
-            table.deallocate()
-            table = grown
-            capacity *= 2
-        }
+        if count == capacity { grow() }
         (table + count).initialize(to: member)
         count += 1
         return count - 1
+    }
+
+    @inline(never) @usableFromInline
+    mutating func grow() {
+        let grown = UnsafeMutablePointer<JSONMember>.allocate(capacity: max(capacity * 2, 8))
+        grown.moveInitialize(from: table, count: count)
+        if tableOnHeap { table.deallocate() }
+        table = grown
+        tableOnHeap = true
+        capacity = max(capacity * 2, 8)
     }
 
     @usableFromInline
@@ -182,10 +206,23 @@ struct JSONReader {
         while true {
             if index < end, base[index] <= 0x20 { skipWhitespace() }
             guard index < end, base[index] == UInt8(ascii: "\"") else { throw fail("expected a member name") }
-            let keyStart = index + 1
-            let keyEscaped = try readString()
-            let keyEnd = index - 1
-            let hash = keyEscaped ? hashEscapedKey(keyStart, keyEnd) : UInt32(truncatingIfNeeded: Self.fnv(base + keyStart, keyEnd - keyStart))
+            let keyStart = index &+ 1
+            let keyEscaped: Bool
+            let keyEnd: Int
+            let hash: UInt32
+            if let (length, word) = shortPlainName(at: keyStart) {
+                // Most names are plain ASCII under eight bytes: the word that found the closing quote also
+                // gives the hash (the same value fnv computes), without a call to readString.
+                keyEscaped = false
+                keyEnd = keyStart &+ length
+                index = keyEnd &+ 1
+                hash = Self.shortHash(word, length)
+            } else {
+                keyEscaped = try readString()
+                keyEnd = index &- 1
+                hash = keyEscaped ? hashEscapedKey(keyStart, keyEnd)
+                                  : UInt32(truncatingIfNeeded: Self.fnv(base + keyStart, keyEnd &- keyStart, readable: end &- keyStart))
+            }
             let bit: UInt64 = 1 << UInt64(hash & 63)
             if seen & bit != 0 {
                 var k = Int(first)
@@ -416,7 +453,10 @@ struct JSONReader {
             guard JSONReader.parseReal(span) != nil else { throw JSONSyntaxError(reason: "real number overflow", offset: start) }
             return .real
         }
-        guard JSONReader.parseInteger(span) != nil else { throw JSONSyntaxError(reason: "integer out of range", offset: start) }
+        // Eighteen digits or fewer always fit in an Int64; only longer literals need the overflow check.
+        guard span.count <= 18 || JSONReader.parseInteger(span) != nil else {
+            throw JSONSyntaxError(reason: "integer out of range", offset: start)
+        }
         return .integer
     }
 
@@ -426,6 +466,15 @@ struct JSONReader {
         var i = 0
         let negative = span[0] == UInt8(ascii: "-")
         if negative { i = 1 }
+        if span.count <= 18 {
+            // At most eighteen digits: no overflow possible (NumericDates have ten), so no checks.
+            var value: Int64 = 0
+            while i < span.count {
+                value = value &* 10 &+ Int64(span[i] &- UInt8(ascii: "0"))
+                i += 1
+            }
+            return negative ? 0 &- value : value
+        }
         var value: Int64 = 0
         while i < span.count {
             let digit = Int64(span[i] &- UInt8(ascii: "0"))
@@ -482,6 +531,58 @@ struct JSONReader {
             shift += 8
             i += 1
         }
+        h = (h ^ tail) &* 0x9E37_79B9_7F4A_7C15
+        return h ^ (h >> 32)
+    }
+
+    /// The 32-bit hash a member name is indexed under (of its unescaped bytes).
+    @inlinable
+    static func keyHash(_ name: UnsafeBufferPointer<UInt8>) -> UInt32 {
+        UInt32(truncatingIfNeeded: fnv(name.baseAddress ?? UnsafePointer(bitPattern: 1)!, name.count))
+    }
+
+    /// When the string body at `start` is plain printable ASCII shorter than eight bytes and eight bytes can be
+    /// read there: its length and the little-endian word holding it (bytes past the name included).
+    @inline(__always) @usableFromInline
+    func shortPlainName(at start: Int) -> (Int, UInt64)? {
+        guard end &- start >= 8 else { return nil }
+        let word = UInt64(littleEndian: UnsafeRawPointer(base + start).loadUnaligned(as: UInt64.self))
+        let special = JSONReader.specialBytes(word)
+        guard special != 0 else { return nil }
+        let length = special.trailingZeroBitCount >> 3
+        // The first byte needing attention must be the closing quote, not an escape or a non-ASCII byte.
+        guard base[start &+ length] == UInt8(ascii: "\"") else { return nil }
+        return (length, word)
+    }
+
+    /// ``fnv(_:_:)`` of a name of `length` (0...7) bytes held in the low bytes of `word`.
+    @inline(__always) @usableFromInline
+    static func shortHash(_ word: UInt64, _ length: Int) -> UInt32 {
+        let h0: UInt64 = 0xcbf2_9ce4_8422_2325 ^ UInt64(truncatingIfNeeded: length)
+        let tail = length == 0 ? 0 : word & (UInt64.max >> UInt64(64 &- 8 &* length))
+        let h = (h0 ^ tail) &* 0x9E37_79B9_7F4A_7C15
+        return UInt32(truncatingIfNeeded: h ^ (h >> 32))
+    }
+
+    /// ``fnv(_:_:)`` for bytes followed by at least `readable - count` more readable bytes: when eight bytes
+    /// can be read from where the tail starts, the tail is one load and a mask instead of a byte loop. Same
+    /// value as ``fnv(_:_:)``. (Member names are short and always followed by at least `":` and a value.)
+    @inline(__always) @usableFromInline
+    static func fnv(_ p: UnsafePointer<UInt8>, _ count: Int, readable: Int) -> UInt64 {
+        let tailStart = count & ~7
+        guard readable - tailStart >= 8 else { return fnv(p, count) }
+        var h: UInt64 = 0xcbf2_9ce4_8422_2325 ^ UInt64(truncatingIfNeeded: count)
+        var i = 0
+        while i < tailStart {
+            let word = UInt64(littleEndian: UnsafeRawPointer(p + i).loadUnaligned(as: UInt64.self))
+            h = (h ^ word) &* 0x9E37_79B9_7F4A_7C15
+            h ^= h >> 29
+            i += 8
+        }
+        let rest = count - tailStart
+        let word = UInt64(littleEndian: UnsafeRawPointer(p + tailStart).loadUnaligned(as: UInt64.self))
+        // rest is 0...7: keep its low `rest` bytes (none when rest is 0, as the byte loop would).
+        let tail = rest == 0 ? 0 : word & (UInt64.max >> UInt64(64 - 8 * rest))
         h = (h ^ tail) &* 0x9E37_79B9_7F4A_7C15
         return h ^ (h >> 32)
     }

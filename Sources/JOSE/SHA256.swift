@@ -25,6 +25,12 @@ public enum SHA256 {
         }
     }
 
+    /// Writes the digest of `bytes` to `digest`, which must hold at least ``byteCount`` bytes.
+    public static func hash(_ bytes: UnsafeRawBufferPointer, into digest: UnsafeMutableRawBufferPointer) {
+        precondition(digest.count >= byteCount, "a SHA-256 digest needs \(byteCount) bytes")
+        _ = idtk_sha256(bytes.baseAddress, bytes.count, digest.baseAddress?.assumingMemoryBound(to: UInt8.self))
+    }
+
     /// The digest of the UTF-8 bytes of `text` as 64 lowercase hexadecimal digits.
     public static func hexDigest(utf8 text: String) -> String {
         hash(utf8: text).lowercaseHex

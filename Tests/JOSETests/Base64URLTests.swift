@@ -96,6 +96,29 @@ import Testing
         }
     }
 
+    /// Every byte value at every position of a 116-character string: long inputs are decoded in 32- and
+    /// 16-character SIMD blocks and a table-driven tail (116 = 3 × 32 + 16 + 4), and each part must refuse a
+    /// byte outside the alphabet wherever it sits, and decode one inside it to what Foundation decodes.
+    @Test func everyByteAtEveryPositionOfALongString() {
+        var rng = SplitMix64(seed: 0x6C6F_6E67_6236_3421)
+        let original = Array(Base64URL.encode(rng.bytes(87)).utf8)
+        #expect(original.count == 116)
+        for position in original.indices {
+            for value in 0...255 {
+                var encoded = original
+                encoded[position] = UInt8(value)
+                let decoded = Self.decodeAll(encoded)
+                guard Self.alphabetSet.contains(UInt8(value)) else {
+                    #expect(decoded == nil, "byte 0x\(String(value, radix: 16)) at \(position)")
+                    continue
+                }
+                let standard = String(decoding: encoded, as: UTF8.self)
+                    .replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+                #expect(decoded == Data(base64Encoded: standard).map(Array.init), "byte 0x\(String(value, radix: 16)) at \(position)")
+            }
+        }
+    }
+
     /// Forms other libraries accept and strict base64url refuses.
     @Test func nonCanonicalForms() {
         var rng = SplitMix64(seed: 0x7061_6464_696E_6721)

@@ -9,19 +9,20 @@ public struct AppleClaimsRule: ClaimRule, Equatable {
     public var dependsOnlyOnClaims: Bool { true }
 
     public func check(_ claims: JSONObject, _ context: ClaimContext) throws(TokenError) {
-        for name in ["email_verified", "is_private_email", "nonce_supported"] {
-            if let value = claims[name], AppleClaims.flexibleBool(value) == nil {
+        for key in ClaimKey.appleFlexibleBooleans {
+            if let value = claims[key], AppleClaims.flexibleBool(value) == nil {
+                let name = key.name
                 throw TokenError(.invalidClaim, claim: name,
                                  "the \"\(name)\" claim must be true, false, \"true\" or \"false\", not \(Quoted.value(value))")
             }
         }
-        if let status = claims["real_user_status"] {
+        if let status = claims[ClaimKey.realUserStatus] {
             guard let value = status.int64, (0...2).contains(value) else {
                 throw TokenError(.invalidClaim, claim: "real_user_status",
                                  "the \"real_user_status\" claim must be 0, 1 or 2, not \(Quoted.value(status))")
             }
         }
-        if let email = claims["email"], email.kind != .string {
+        if let email = claims[ClaimKey.email], email.kind != .string {
             throw TokenError(.invalidClaim, claim: "email", "the \"email\" claim must be a string, not a \(email.kind)")
         }
     }

@@ -20,7 +20,7 @@ public struct FirebaseClaimsRule: ClaimRule, Equatable {
 
     public func check(_ claims: JSONObject, _ context: ClaimContext) throws(TokenError) {
         let firebase: JSONObject?
-        if let value = claims["firebase"] {
+        if let value = claims[ClaimKey.firebase] {
             guard let object = value.object else {
                 throw TokenError(.invalidClaim, claim: "firebase", "the \"firebase\" claim must be an object, not a \(value.kind)")
             }
@@ -30,7 +30,7 @@ public struct FirebaseClaimsRule: ClaimRule, Equatable {
             firebase = nil
         }
         if let tenant {
-            let actual = firebase?["tenant"]
+            let actual = firebase?[ClaimKey.tenant]
             guard let actual, actual.stringEquals(tenant) else {
                 let got = actual.map(Quoted.value) ?? "no tenant"
                 throw TokenError(.tenantMismatch, claim: "firebase.tenant",
@@ -38,7 +38,7 @@ public struct FirebaseClaimsRule: ClaimRule, Equatable {
             }
         }
         if let allowed = allowedSignInProviders {
-            let provider = firebase?["sign_in_provider"]
+            let provider = firebase?[ClaimKey.signInProvider]
             guard let provider, allowed.contains(where: { provider.stringEquals($0) }) else {
                 let got = provider.map(Quoted.value) ?? "no sign-in provider"
                 throw TokenError(.providerNotAllowed, claim: "firebase.sign_in_provider",
@@ -48,12 +48,13 @@ public struct FirebaseClaimsRule: ClaimRule, Equatable {
     }
 
     static func checkShape(_ firebase: JSONObject) throws(TokenError) {
-        for name in ["sign_in_provider", "tenant", "sign_in_second_factor"] {
-            if let value = firebase[name], value.kind != .string {
+        for key in ClaimKey.firebaseStrings {
+            if let value = firebase[key], value.kind != .string {
+                let name = key.name
                 throw TokenError(.invalidClaim, claim: "firebase.\(name)", "\"firebase.\(name)\" must be a string, not a \(value.kind)")
             }
         }
-        if let identities = firebase["identities"], identities.kind != .object {
+        if let identities = firebase[ClaimKey.identities], identities.kind != .object {
             throw TokenError(.invalidClaim, claim: "firebase.identities",
                              "\"firebase.identities\" must be an object mapping providers to lists of IDs, not a \(identities.kind)")
         }

@@ -1,13 +1,18 @@
 /// A claim that must be present as a non-empty string (Facebook Limited Login's `jti`).
 public struct RequiredStringRule: ClaimRule, Equatable {
-    public var name: String
+    public var name: String { didSet { key = JSONKey(name) } }
+    /// `name`, hashed once.
+    private var key: JSONKey
 
-    public init(_ name: String) { self.name = name }
+    public init(_ name: String) {
+        self.name = name
+        self.key = JSONKey(name)
+    }
 
     public var dependsOnlyOnClaims: Bool { true }
 
     public func check(_ claims: JSONObject, _ context: ClaimContext) throws(TokenError) {
-        guard let value = claims[name] else {
+        guard let value = claims[key] else {
             throw TokenError(.invalidClaim, claim: name, "the required \"\(name)\" claim is missing from the \(context.tokenName)")
         }
         guard value.kind == .string, !value.isEmptyString else {

@@ -5,9 +5,9 @@ public struct RevocationRule: ClaimRule {
     public init(_ times: any RevocationTimes) { self.times = times }
 
     public func check(_ claims: JSONObject, _ context: ClaimContext) throws(TokenError) {
-        guard let uid = claims["sub"]?.string, let revokedAt = times.revocationTime(forUser: uid) else { return }
+        guard let uid = claims[ClaimKey.sub]?.string, let revokedAt = times.revocationTime(forUser: uid) else { return }
         let cutoff = revokedAt.timeIntervalSince1970
-        let authTime = try NumericDate.read(claims, "auth_time", required: true)!
+        let authTime = try NumericDate.read(claims, ClaimKey.authTime, required: true)!
         if authTime < cutoff {
             throw TokenError(.revoked, claim: "auth_time",
                              "the \(context.tokenName) was issued for a sign-in at \(UnixTime.describe(authTime)), before the user's sessions were revoked at \(UnixTime.describe(cutoff)). The user must sign in again")

@@ -8,7 +8,7 @@ public struct SubjectRule: ClaimRule, Equatable {
     public var dependsOnlyOnClaims: Bool { true }
 
     public func check(_ claims: JSONObject, _ context: ClaimContext) throws(TokenError) {
-        guard let sub = claims["sub"] else {
+        guard let sub = claims[ClaimKey.sub] else {
             throw TokenError(.invalidClaim, claim: "sub", "the \(context.tokenName) has no \"sub\" (subject) claim, so it names no user")
         }
         guard sub.kind == .string else {
@@ -17,7 +17,8 @@ public struct SubjectRule: ClaimRule, Equatable {
         guard !sub.isEmptyString else {
             throw TokenError(.invalidClaim, claim: "sub", "the \"sub\" (subject) claim is an empty string, so it names no user")
         }
-        if let maxLength, sub.unicodeScalarCount > maxLength {
+        // A string has no more scalars than UTF-8 bytes, so only a long one needs counting.
+        if let maxLength, sub.utf8ByteCountBound > maxLength, sub.unicodeScalarCount > maxLength {
             let count = sub.unicodeScalarCount
             throw TokenError(.invalidClaim, claim: "sub",
                              "the \"sub\" (subject) claim is \(count) characters long; a \(context.tokenName) has at most \(maxLength)")

@@ -1,0 +1,58 @@
+/// A member name with its hash worked out once, for the names read from every token (`alg`, `kid`, `exp`,
+/// `aud`, `sub`…): a look-up by `JSONKey` neither hashes the name again nor goes through `String`.
+///
+/// ```swift
+/// static let exp = JSONKey("exp")
+/// let value = claims[exp]
+/// ```
+public struct JSONKey: Sendable, Hashable {
+    /// The name as written in a look-up (unescaped).
+    public let name: String
+    @usableFromInline let utf8: [UInt8]
+    @usableFromInline let hash: UInt32
+
+    public init(_ name: String) {
+        self.name = name
+        let utf8 = Array(name.utf8)
+        self.utf8 = utf8
+        self.hash = utf8.withUnsafeBufferPointer { JSONReader.keyHash($0) }
+    }
+
+    public static func == (lhs: JSONKey, rhs: JSONKey) -> Bool { lhs.utf8 == rhs.utf8 }
+    public func hash(into hasher: inout Hasher) { hasher.combine(utf8) }
+
+    /// The index in `table` of the member of the object whose first member is `first` that has this name, or
+    /// nil. Equal hashes are confirmed on the bytes (after unescaping, for a name written with escapes).
+    @inlinable
+    func index(in table: UnsafePointer<JSONMember>, first: Int32, base: UnsafePointer<UInt8>) -> Int? {
+        var k = Int(first)
+        while k >= 0 {
+            if table[k].keyHash == hash, matches(table[k], base: base) { return k }
+            k = Int(table[k].next)
+        }
+        return nil
+    }
+
+    @usableFromInline
+    func matches(_ member: JSONMember, base: UnsafePointer<UInt8>) -> Bool {
+        let body = UnsafeBufferPointer(start: base + Int(member.keyStart), count: Int(member.keyEnd - member.keyStart))
+        return utf8.withUnsafeBufferPointer { name in
+            member.keyEscaped ? JSONReader.unescape(body).elementsEqual(name) : bytesEqual(body, name)
+        }
+    }
+}
+
+extension JSONObject {
+    /// The value of the member named `key`, or nil.
+    @inlinable
+    public subscript(key: JSONKey) -> JSONValue? {
+        guard let position = key.index(in: document.members, first: first, base: document.base) else { return nil }
+        return value(at: position)
+    }
+
+    /// Whether a member named `key` is present (whatever its value, `null` included).
+    @inlinable
+    public func contains(_ key: JSONKey) -> Bool {
+        key.index(in: document.members, first: first, base: document.base) != nil
+    }
+}
