@@ -72,6 +72,9 @@ struct JSONReader {
     /// the caller). Call ``release()`` when done with it.
     @usableFromInline
     init(_ buffer: UnsafeBufferPointer<UInt8>, maxDepth: Int, table: UnsafeMutablePointer<JSONMember>, capacity: Int) {
+        // Member offsets are stored as Int32 and converted without checks in the member loop; the documents
+        // read here (a token's header and claims, a key set) are far below 2 GiB.
+        precondition(buffer.count <= Int(Int32.max), "JSON document larger than 2 GiB")
         self.base = buffer.baseAddress ?? UnsafePointer(bitPattern: 1)!
         self.end = buffer.count
         // The reader recurses once per nesting level, so no caller-chosen limit may exceed the ceiling.
@@ -203,6 +206,8 @@ struct JSONReader {
         // One bit per name hash: a name whose bit is clear cannot repeat an earlier one, so most members skip
         // the walk over their siblings.
         var seen: UInt64 = 0
+        // readValue's depth check, hoisted for the string fast path below: a member value is at level `depth`.
+        let stringsAllowed = depth < maxDepth
         while true {
             if index < end, base[index] <= 0x20 { skipWhitespace() }
             guard index < end, base[index] == UInt8(ascii: "\"") else { throw fail("expected a member name") }
@@ -239,17 +244,25 @@ struct JSONReader {
             index += 1
             if index < end, base[index] <= 0x20 { skipWhitespace() }
             let valueStart = index
-            let slot = append(JSONMember(keyStart: Int32(keyStart), keyEnd: Int32(keyEnd), valueStart: Int32(valueStart),
-                                         valueEnd: 0, keyHash: hash, next: -1, firstChild: -1, kind: .null,
-                                         keyEscaped: keyEscaped, valueEscaped: false))
-            if last >= 0 { table[last].next = Int32(slot) } else { first = Int32(slot) }
-            last = slot
             var firstChild: Int32 = -1
-            let (kind, valueEscaped) = try readValue(depth: depth, firstChild: &firstChild)
-            table[slot].valueEnd = Int32(index)
-            table[slot].kind = kind
-            table[slot].valueEscaped = valueEscaped
-            table[slot].firstChild = firstChild
+            let kind: JSONKind
+            let valueEscaped: Bool
+            if stringsAllowed, index < end, base[index] == UInt8(ascii: "\"") {
+                // Most values are strings: read them here, without the dispatch in readValue.
+                valueEscaped = try readString()
+                kind = .string
+            } else {
+                (kind, valueEscaped) = try readValue(depth: depth, firstChild: &firstChild)
+            }
+            // The member is stored once, complete, after its value: an object value's own members therefore
+            // come before it in the table, which nothing depends on (members are reached through links only).
+            // Offsets fit in Int32 (checked once in init).
+            let slot = append(JSONMember(keyStart: Int32(truncatingIfNeeded: keyStart), keyEnd: Int32(truncatingIfNeeded: keyEnd),
+                                         valueStart: Int32(truncatingIfNeeded: valueStart), valueEnd: Int32(truncatingIfNeeded: index),
+                                         keyHash: hash, next: -1, firstChild: firstChild, kind: kind,
+                                         keyEscaped: keyEscaped, valueEscaped: valueEscaped))
+            if last >= 0 { table[last].next = Int32(truncatingIfNeeded: slot) } else { first = Int32(truncatingIfNeeded: slot) }
+            last = slot
             if index < end, base[index] <= 0x20 { skipWhitespace() }
             guard index < end else { throw fail("unexpected end of JSON in an object") }
             let c = base[index]
