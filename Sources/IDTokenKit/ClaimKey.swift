@@ -13,9 +13,11 @@ enum ClaimKey {
     static let firebase = JSONKey("firebase")
     static let realUserStatus = JSONKey("real_user_status")
     /// Sign in with Apple's claims that are booleans or the strings "true" / "false".
-    static let appleFlexibleBooleans = [JSONKey("email_verified"), JSONKey("is_private_email"), JSONKey("nonce_supported")]
+    static let emailVerified = JSONKey("email_verified")
+    static let isPrivateEmail = JSONKey("is_private_email")
+    static let nonceSupported = JSONKey("nonce_supported")
     /// The members of Firebase's `firebase` claim that must be strings when present.
-    static let firebaseStrings = [JSONKey("sign_in_provider"), JSONKey("tenant"), JSONKey("sign_in_second_factor")]
+    static let signInSecondFactor = JSONKey("sign_in_second_factor")
     static let signInProvider = JSONKey("sign_in_provider")
     static let tenant = JSONKey("tenant")
     static let identities = JSONKey("identities")

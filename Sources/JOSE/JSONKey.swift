@@ -51,6 +51,15 @@ extension JSONObject {
     }
 
     /// Whether a member named `key` is present (whatever its value, `null` included).
+    /// The kind of the value of the member named `key`, or nil when there is no such member. For checks of a
+    /// claim's type: no ``JSONValue`` is made, so the document is not retained and released for it.
+    @inlinable
+    public func kind(of key: JSONKey) -> JSONKind? {
+        let members = document.members
+        guard let position = key.index(in: members, first: first, base: document.base) else { return nil }
+        return members[position].kind
+    }
+
     @inlinable
     public func contains(_ key: JSONKey) -> Bool {
         key.index(in: document.members, first: first, base: document.base) != nil

@@ -48,15 +48,21 @@ public struct FirebaseClaimsRule: ClaimRule, Equatable {
     }
 
     static func checkShape(_ firebase: JSONObject) throws(TokenError) {
-        for key in ClaimKey.firebaseStrings {
-            if let value = firebase[key], value.kind != .string {
-                let name = key.name
-                throw TokenError(.invalidClaim, claim: "firebase.\(name)", "\"firebase.\(name)\" must be a string, not a \(value.kind)")
-            }
-        }
-        if let identities = firebase[ClaimKey.identities], identities.kind != .object {
+        // Each key named on its own rather than looped over an array of keys, and only the kinds read: no array
+        // or key is copied and no value made per check (each would be retained and released on every token).
+        try requireString(firebase, ClaimKey.signInProvider)
+        try requireString(firebase, ClaimKey.tenant)
+        try requireString(firebase, ClaimKey.signInSecondFactor)
+        if let kind = firebase.kind(of: ClaimKey.identities), kind != .object {
             throw TokenError(.invalidClaim, claim: "firebase.identities",
-                             "\"firebase.identities\" must be an object mapping providers to lists of IDs, not a \(identities.kind)")
+                             "\"firebase.identities\" must be an object mapping providers to lists of IDs, not a \(kind)")
+        }
+    }
+
+    private static func requireString(_ firebase: JSONObject, _ key: JSONKey) throws(TokenError) {
+        if let kind = firebase.kind(of: key), kind != .string {
+            let name = key.name
+            throw TokenError(.invalidClaim, claim: "firebase.\(name)", "\"firebase.\(name)\" must be a string, not a \(kind)")
         }
     }
 }
