@@ -215,13 +215,13 @@ struct JSONReader {
             let keyEscaped: Bool
             let keyEnd: Int
             let hash: UInt32
-            if let (length, word) = shortPlainName(at: keyStart) {
-                // Most names are plain ASCII under eight bytes: the word that found the closing quote also
-                // gives the hash (the same value fnv computes), without a call to readString.
+            if let (length, nameHash) = plainName(at: keyStart) {
+                // Most names are plain ASCII under sixteen bytes: the words that found the closing quote also
+                // give the hash (the same value fnv computes), without a call to readString.
                 keyEscaped = false
                 keyEnd = keyStart &+ length
                 index = keyEnd &+ 1
-                hash = Self.shortHash(word, length)
+                hash = nameHash
             } else {
                 keyEscaped = try readString()
                 keyEnd = index &- 1
@@ -554,18 +554,28 @@ struct JSONReader {
         UInt32(truncatingIfNeeded: fnv(name.baseAddress ?? UnsafePointer(bitPattern: 1)!, name.count))
     }
 
-    /// When the string body at `start` is plain printable ASCII shorter than eight bytes and eight bytes can be
-    /// read there: its length and the little-endian word holding it (bytes past the name included).
+    /// When the string body at `start` is plain printable ASCII shorter than sixteen bytes and sixteen bytes
+    /// (eight for a name under eight) can be read there: its length and its ``fnv(_:_:)`` hash, from the one
+    /// or two words that found the closing quote.
     @inline(__always) @usableFromInline
-    func shortPlainName(at start: Int) -> (Int, UInt64)? {
+    func plainName(at start: Int) -> (Int, UInt32)? {
         guard end &- start >= 8 else { return nil }
         let word = UInt64(littleEndian: UnsafeRawPointer(base + start).loadUnaligned(as: UInt64.self))
         let special = JSONReader.specialBytes(word)
-        guard special != 0 else { return nil }
-        let length = special.trailingZeroBitCount >> 3
-        // The first byte needing attention must be the closing quote, not an escape or a non-ASCII byte.
-        guard base[start &+ length] == UInt8(ascii: "\"") else { return nil }
-        return (length, word)
+        if special != 0 {
+            let length = special.trailingZeroBitCount >> 3
+            // The first byte needing attention must be the closing quote, not an escape or a non-ASCII byte.
+            guard base[start &+ length] == UInt8(ascii: "\"") else { return nil }
+            return (length, JSONReader.shortHash(word, length))
+        }
+        // Eight plain bytes: names such as auth_time, email_verified, nonce_supported end in the next word.
+        guard end &- start >= 16 else { return nil }
+        let next = UInt64(littleEndian: UnsafeRawPointer(base + (start &+ 8)).loadUnaligned(as: UInt64.self))
+        let nextSpecial = JSONReader.specialBytes(next)
+        guard nextSpecial != 0 else { return nil }
+        let rest = nextSpecial.trailingZeroBitCount >> 3
+        guard base[start &+ 8 &+ rest] == UInt8(ascii: "\"") else { return nil }
+        return (8 &+ rest, JSONReader.mediumHash(word, next, rest))
     }
 
     /// ``fnv(_:_:)`` of a name of `length` (0...7) bytes held in the low bytes of `word`.
@@ -574,6 +584,18 @@ struct JSONReader {
         let h0: UInt64 = 0xcbf2_9ce4_8422_2325 ^ UInt64(truncatingIfNeeded: length)
         let tail = length == 0 ? 0 : word & (UInt64.max >> UInt64(64 &- 8 &* length))
         let h = (h0 ^ tail) &* 0x9E37_79B9_7F4A_7C15
+        return UInt32(truncatingIfNeeded: h ^ (h >> 32))
+    }
+
+    /// ``fnv(_:_:)`` of a name of 8 + `rest` (rest 0...7) bytes: eight in `word`, the rest in the low bytes of
+    /// `next`. One step of fnv's word loop, then its tail.
+    @inline(__always) @usableFromInline
+    static func mediumHash(_ word: UInt64, _ next: UInt64, _ rest: Int) -> UInt32 {
+        var h: UInt64 = 0xcbf2_9ce4_8422_2325 ^ UInt64(truncatingIfNeeded: 8 &+ rest)
+        h = (h ^ word) &* 0x9E37_79B9_7F4A_7C15
+        h ^= h >> 29
+        let tail = rest == 0 ? 0 : next & (UInt64.max >> UInt64(64 &- 8 &* rest))
+        h = (h ^ tail) &* 0x9E37_79B9_7F4A_7C15
         return UInt32(truncatingIfNeeded: h ^ (h >> 32))
     }
 
