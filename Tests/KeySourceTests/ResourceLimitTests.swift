@@ -4,7 +4,9 @@ import Testing
 
 /// What a hostile or broken key endpoint, and a flood of tokens naming keys nobody has, cost the process:
 /// memory stays bounded, fetches stay bounded, and verifications with a known key keep being answered.
-@Suite struct ResourceLimitTests {
+/// One test at a time: each measures the process's resident memory, and the flood's own allocations must not
+/// count against the 100 MB response (nor its CPU against that refusal's time).
+@Suite(.serialized) struct ResourceLimitTests {
     /// The process's resident set size, in bytes (Linux: /proc/self/statm).
     static func residentBytes() -> Int {
         guard let text = try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8),
