@@ -69,10 +69,10 @@ struct StreamingMemoryTests {
         #expect(valid == validPerPass * Int(repetitions))
         #expect(summary.records == records)
         #expect(sink.lines == records)
-        if let before, let after {
-            // The output alone is larger than the bound; holding input or output would show here.
-            #expect(after - before < 64 << 20, "peak resident memory grew by \((after - before) >> 20) MB over \(total >> 20) MB of input")
-        }
+        // Peak resident memory is printed, not asserted: this process runs the other suites at the same time,
+        // and their allocations count in its peak. The bound is asserted on a process of its own by
+        // Vectors/tools/check_audit_cli.py (`idtoken audit -` over 128 MB written into its standard input, peak
+        // under 100 MB), which scripts/test runs.
         print("streamed \(total >> 20) MB (\(records) records) with peak resident memory +\(((after ?? 0) - (before ?? 0)) >> 20) MB, \(sink.bytes >> 20) MB written")
     }
 }

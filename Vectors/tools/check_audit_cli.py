@@ -76,6 +76,32 @@ def check_redis_store(binary, log, config, expected, tmp):
     check("redis store down: the audit stops with exit 1", down.returncode == 1 and "replay store" in down.stderr, down.stderr)
 
 
+def check_streaming_memory(binary, log, config, expected, tmp, megabytes=128):
+    """A log twice the memory budget, written into the audit's standard input as it is produced (never on disk):
+    every record is audited, with the sample's verdicts on every pass, and the audit process's own peak resident
+    memory (its rusage, apart from everything else) stays under the 100 MB budget."""
+    with open(log, "rb") as f:
+        data = f.read()
+    if not data.endswith(b"\n"):
+        data += b"\n"
+    passes = (megabytes << 20) // len(data)
+    summary_path = os.path.join(tmp, "stream.json")
+    with open(os.path.join(tmp, "stream.err"), "w") as err:
+        proc = subprocess.Popen([binary, "audit", "-", "--config", config, "--threads", "2", "--output", os.devnull,
+                                 "--summary", summary_path], stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=err)
+        for _ in range(passes):
+            proc.stdin.write(data)
+        proc.stdin.close()
+        _, status, usage = os.wait4(proc.pid, 0)
+    peak_mb = usage.ru_maxrss / 1024  # Linux: kilobytes
+    check("streamed log: exit 0", os.waitstatus_to_exitcode(status) == 0, open(os.path.join(tmp, "stream.err")).read()[-500:])
+    summary = json.load(open(summary_path))
+    check("streamed log: every record", summary["records"] == expected["records"] * passes, f"{summary['records']} of {expected['records'] * passes}")
+    check("streamed log: the sample's verdicts on every pass", summary["valid"] == expected["valid"] * passes)
+    check(f"streamed log: {passes * len(data) >> 20} MB in under 100 MB resident", peak_mb < 100, f"peak {peak_mb:.0f} MB")
+    print(f"streamed {passes * len(data) >> 20} MB through standard input: {summary['records']} records, peak resident memory {peak_mb:.0f} MB")
+
+
 def main():
     binary = sys.argv[1]
     expected = json.load(open(os.path.join(SAMPLES, "expected-summary.json")))
@@ -138,6 +164,7 @@ def main():
         check("empty file: exit 0, no records", run.returncode == 0 and json.loads(run.stdout)["records"] == 0, run.stderr)
 
         check_redis_store(binary, log, config, expected, tmp)
+        check_streaming_memory(binary, log, config, expected, tmp)
 
     print(f"{passed} passed, {failed} failed")
     sys.exit(1 if failed else 0)
