@@ -27,6 +27,9 @@ public struct AudienceRule: Sendable, Equatable {
 
     /// Checks `aud` in `claims`.
     func check(_ claims: JSONObject, profile: Profile) throws(TokenError) {
+        // The usual case, one accepted audience as a string, is answered in place; arrays and refusals read the
+        // claim as a value.
+        if claims.string(ClaimKey.aud, isOneOf: accepted) == true { return }
         guard let aud = claims[ClaimKey.aud] else {
             throw TokenError(.invalidClaim, claim: "aud",
                              "the \(profile.provider.tokenName) has no \"aud\" (audience) claim. \(profile.audienceHint)")

@@ -5,6 +5,8 @@ public struct IssuerRule: Sendable, Equatable {
     public init(_ accepted: [String]) { self.accepted = accepted }
 
     func check(_ claims: JSONObject, profile: Profile) throws(TokenError) {
+        // The usual case, an accepted issuer, is answered in place; the rest reads the claim again to explain.
+        if claims.string(ClaimKey.iss, isOneOf: accepted) == true { return }
         guard let iss = claims[ClaimKey.iss] else {
             throw TokenError(.invalidClaim, claim: "iss", "the \(profile.provider.tokenName) has no \"iss\" (issuer) claim")
         }

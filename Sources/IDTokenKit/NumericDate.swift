@@ -6,29 +6,26 @@ enum NumericDate {
     /// 9999-12-31T23:59:59Z.
     static let latest: Double = 253_402_300_799
 
-    /// The claim's value in seconds, nil when absent and not `required`.
+    /// The claim's value in seconds, nil when absent and not `required`. The number is read in place; the
+    /// claim's name and value are looked at again only to explain a refusal.
     static func read(_ claims: JSONObject, _ key: JSONKey, required: Bool) throws(TokenError) -> Double? {
-        guard let value = claims[key] else {
-            let name = key.name
-            if required {
-                throw TokenError(.invalidClaim, claim: name, "the required \"\(name)\" claim is missing")
-            }
-            return nil
-        }
-        let name = key.name
         let seconds: Double
-        switch value.kind {
-        case .integer:
-            guard let integer = value.int64 else { throw absurd(name, value) }
+        switch claims.number(key) {
+        case .integer(let integer):
             seconds = Double(integer)
-        case .real:
-            guard let real = value.double, real.isFinite else { throw absurd(name, value) }
+        case .real(let real):
             seconds = real
-        default:
+        case .missing:
+            guard required else { return nil }
+            let name = key.name
+            throw TokenError(.invalidClaim, claim: name, "the required \"\(name)\" claim is missing")
+        case .notANumber(let kind):
+            let name = key.name
+            if kind == .integer || kind == .real { throw absurd(name, claims[key]!) }
             throw TokenError(.invalidClaim, claim: name,
-                             "the \"\(name)\" claim must be a NumericDate (a JSON number of seconds since 1970), not a \(value.kind): \(Quoted.value(value))")
+                             "the \"\(name)\" claim must be a NumericDate (a JSON number of seconds since 1970), not a \(kind): \(Quoted.value(claims[key]!))")
         }
-        guard seconds >= 0, seconds <= latest else { throw absurd(name, value) }
+        guard seconds >= 0, seconds <= latest else { throw absurd(key.name, claims[key]!) }
         return seconds
     }
 

@@ -91,14 +91,16 @@ public struct CompactJWS: Sendable {
     /// Splits and checks `token`. Throws a ``TokenError`` with code `token_too_large`, `malformed`,
     /// `algorithm_not_allowed`, `unsupported_header` or `unknown_key`.
     public init(_ token: String, limits: JWSLimits = .default) throws(TokenError) {
-        var token = token
         let utf8Count = token.utf8.count
         guard utf8Count <= limits.maxTokenBytes else {
             throw TokenError(.tokenTooLarge, "the token is \(utf8Count) bytes; the limit is \(limits.maxTokenBytes)")
         }
-        let parts = token.withUTF8 { bytes -> Result<Parts, TokenError> in
+        func split(_ bytes: UnsafeBufferPointer<UInt8>) -> Result<Parts, TokenError> {
             do throws(TokenError) { return .success(try CompactJWS.split(bytes, limits: limits)) } catch { return .failure(error) }
         }
+        // A native string lends its bytes in place; a bridged one is made contiguous first.
+        var token = token
+        let parts = token.utf8.withContiguousStorageIfAvailable(split) ?? token.withUTF8(split)
         let split = try parts.get()
         self.token = token
         self.header = split.header
@@ -228,23 +230,25 @@ public struct CompactJWS: Sendable {
     @inlinable
     public func verifySignature(with key: PublicKey) -> Bool {
         guard Int(signatureCount) == key.signatureLength else { return false }
-        let storage = header.storage
-        let signature = UnsafeRawBufferPointer(start: storage.base + Int(header.count) + Int(payloadCount), count: Int(signatureCount))
-        var token = token
-        return token.withUTF8 { bytes in
-            withExtendedLifetime(storage) {
-                key.verify(signature: signature, message: UnsafeRawBufferPointer(start: bytes.baseAddress, count: secondDot))
-            }
+        // `self` holds the storage for the whole call, so the pointer into it stays valid without a retain.
+        let signature = UnsafeRawBufferPointer(start: header.storage.base + Int(header.count) + Int(payloadCount),
+                                               count: Int(signatureCount))
+        func verify(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+            key.verify(signature: signature, message: UnsafeRawBufferPointer(start: bytes.baseAddress, count: secondDot))
         }
+        // A native string lends its bytes in place; only a bridged one is copied (withUTF8 needs a mutable copy,
+        // which costs a retain and a release on every token).
+        if let verified = token.utf8.withContiguousStorageIfAvailable(verify) { return verified }
+        var token = token
+        return token.withUTF8(verify)
     }
 
     /// The payload parsed as a JSON object (strict: no duplicate members, valid UTF-8, depth-capped), a view on
     /// the token's decoded bytes.
     public func claims(maxDepth: Int = JSONObject.defaultMaxDepth) throws(TokenError) -> JSONObject {
-        let storage = header.storage
         do {
-            return try JSONObject.parse(owner: storage, base: storage.base + Int(header.count), count: Int(payloadCount),
-                                        maxDepth: maxDepth)
+            return try JSONObject.parse(owner: header.storage, base: header.storage.base + Int(header.count),
+                                        count: Int(payloadCount), maxDepth: maxDepth)
         } catch {
             throw TokenError.malformed("the payload is not a valid JSON object: \(error)")
         }

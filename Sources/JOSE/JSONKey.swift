@@ -60,8 +60,73 @@ extension JSONObject {
         return members[position].kind
     }
 
+    /// The number held by the member named `key`, read in place: for claims such as `exp` and `iat`, which are
+    /// read from every token. No ``JSONValue`` is made, so the document is neither retained nor released.
+    @inlinable
+    public func number(_ key: JSONKey) -> JSONNumberMember {
+        let members = document.members
+        guard let position = key.index(in: members, first: first, base: document.base) else { return .missing }
+        let member = members[position]
+        let body = UnsafeBufferPointer(start: document.base + Int(member.valueStart),
+                                       count: Int(member.valueEnd - member.valueStart))
+        switch member.kind {
+        // The reader refused integers outside Int64, so this parse cannot fail.
+        case .integer: return JSONReader.parseInteger(body).map(JSONNumberMember.integer) ?? .notANumber(.integer)
+        case .real: return JSONReader.parseReal(body).map(JSONNumberMember.real) ?? .notANumber(.real)
+        default: return .notANumber(member.kind)
+        }
+    }
+
+    /// The kind of the member named `key` and the length in bytes of its value's text as written (quotes
+    /// included for a string), or nil when there is no such member. Like ``kind(of:)``, makes no ``JSONValue``.
+    @inlinable
+    public func kindAndTextLength(of key: JSONKey) -> (kind: JSONKind, length: Int)? {
+        let members = document.members
+        guard let position = key.index(in: members, first: first, base: document.base) else { return nil }
+        let member = members[position]
+        return (member.kind, Int(member.valueEnd - member.valueStart))
+    }
+
+    /// Whether the member named `key` is a string equal to one of `candidates`, compared in place (no
+    /// ``JSONValue`` or `String` is made): nil when there is no such member, false when it is not a string or
+    /// matches none of them.
+    @inlinable
+    public func string(_ key: JSONKey, isOneOf candidates: [String]) -> Bool? {
+        let members = document.members
+        let base = document.base
+        guard let position = key.index(in: members, first: first, base: base) else { return nil }
+        let member = members[position]
+        guard member.kind == .string else { return false }
+        let inner = UnsafeBufferPointer(start: base + Int(member.valueStart) + 1,
+                                        count: Int(member.valueEnd - member.valueStart) - 2)
+        if member.valueEscaped {
+            let decoded = JSONReader.unescape(inner)
+            return candidates.contains { $0.utf8.elementsEqual(decoded) }
+        }
+        return candidates.withUnsafeBufferPointer { candidates in
+            for candidate in candidates {
+                let equal = candidate.utf8.withContiguousStorageIfAvailable { bytesEqual(inner, $0) }
+                    ?? candidate.utf8.elementsEqual(inner)
+                if equal { return true }
+            }
+            return false
+        }
+    }
+
     @inlinable
     public func contains(_ key: JSONKey) -> Bool {
         key.index(in: document.members, first: first, base: document.base) != nil
     }
+}
+
+/// What ``JSONObject/number(_:)`` found under a name.
+public enum JSONNumberMember: Sendable, Equatable {
+    /// No member has that name.
+    case missing
+    /// An integer (no fraction, no exponent).
+    case integer(Int64)
+    /// A number with a fraction or an exponent.
+    case real(Double)
+    /// The member holds something else (a string, `null`…), of this kind.
+    case notANumber(JSONKind)
 }

@@ -208,14 +208,17 @@ public struct JSONValue: @unchecked Sendable {
     @inlinable
     public func stringEquals(_ expected: String) -> Bool {
         guard kind == .string else { return false }
-        var expected = expected
-        return expected.withUTF8 { want in
+        func equals(_ want: UnsafeBufferPointer<UInt8>) -> Bool {
             withBody { raw in
                 let inner = UnsafeBufferPointer(rebasing: raw[(raw.startIndex + 1)..<(raw.endIndex - 1)])
                 if escaped { return JSONReader.unescape(inner).elementsEqual(want) }
                 return bytesEqual(inner, want)
             }
         }
+        // A native string lends its bytes in place, without the copy (a retain and a release) withUTF8 needs.
+        if let equal = expected.utf8.withContiguousStorageIfAvailable(equals) { return equal }
+        var expected = expected
+        return expected.withUTF8(equals)
     }
 
     /// The number of Unicode scalars in a string value (0 for other kinds).

@@ -8,6 +8,13 @@ public struct SubjectRule: ClaimRule, Equatable {
     public var dependsOnlyOnClaims: Bool { true }
 
     public func check(_ claims: JSONObject, _ context: ClaimContext) throws(TokenError) {
+        // The usual case is answered from the member table: a string whose text is longer than its quotes is
+        // not empty (`\u0000` is refused by the reader, so every escape decodes to at least one byte), and one
+        // whose text is within the limit has no more scalars than that.
+        if let (kind, length) = claims.kindAndTextLength(of: ClaimKey.sub), kind == .string, length > 2,
+           maxLength.map({ length - 2 <= $0 }) ?? true {
+            return
+        }
         guard let sub = claims[ClaimKey.sub] else {
             throw TokenError(.invalidClaim, claim: "sub", "the \(context.tokenName) has no \"sub\" (subject) claim, so it names no user")
         }

@@ -1,0 +1,88 @@
+import JOSE
+import Testing
+
+/// The in-place look-ups that the claim rules use on every token (``JSONObject/number(_:)``,
+/// ``JSONObject/string(_:isOneOf:)``, ``JSONObject/kindAndTextLength(of:)``) must say exactly what the
+/// ``JSONValue`` path says about the same member: checked on hand-picked members and on thousands of generated
+/// documents full of escapes, non-ASCII names and numbers at the edges.
+@Suite struct JSONInPlaceLookupTests {
+    static let sample = #"""
+    {"exp": 1767233766, "iat": 1.5e9, "neg": -3, "big": 9223372036854775807, "s": "9", "n": null,
+     "iss": "https:\/\/securetoken.google.com\/p", "aud": "p", "esc": "\u00e9t\u00e9", "empty": "",
+     "arr": ["p"], "obj": {"exp": 1}, "t": true}
+    """#
+
+    @Test func numbersAreReadInPlace() throws {
+        let object = try JSONObject.parse(Self.sample)
+        #expect(object.number(JSONKey("exp")) == .integer(1_767_233_766))
+        #expect(object.number(JSONKey("iat")) == .real(1.5e9))
+        #expect(object.number(JSONKey("neg")) == .integer(-3))
+        #expect(object.number(JSONKey("big")) == .integer(Int64.max))
+        #expect(object.number(JSONKey("s")) == .notANumber(.string))
+        #expect(object.number(JSONKey("n")) == .notANumber(.null))
+        #expect(object.number(JSONKey("obj")) == .notANumber(.object))
+        #expect(object.number(JSONKey("nbf")) == .missing)
+        // Only the object's own members: `exp` inside `obj` is not a member of the top level's `obj` look-up.
+        #expect(object["obj"]?.object?.number(JSONKey("exp")) == .integer(1))
+        #expect(object["obj"]?.object?.number(JSONKey("iat")) == .missing)
+    }
+
+    @Test func stringsAreComparedInPlaceAfterUnescaping() throws {
+        let object = try JSONObject.parse(Self.sample)
+        #expect(object.string(JSONKey("iss"), isOneOf: ["x", "https://securetoken.google.com/p"]) == true)
+        #expect(object.string(JSONKey("iss"), isOneOf: [#"https:\/\/securetoken.google.com\/p"#]) == false)
+        #expect(object.string(JSONKey("esc"), isOneOf: ["été"]) == true)
+        #expect(object.string(JSONKey("esc"), isOneOf: ["ete"]) == false)
+        #expect(object.string(JSONKey("aud"), isOneOf: ["p"]) == true)
+        #expect(object.string(JSONKey("aud"), isOneOf: ["P", "pp", ""]) == false)
+        #expect(object.string(JSONKey("aud"), isOneOf: []) == false)
+        #expect(object.string(JSONKey("empty"), isOneOf: [""]) == true)
+        // Not a string: false, even when its text looks like a candidate; absent: nil.
+        #expect(object.string(JSONKey("arr"), isOneOf: [#"["p"]"#, "p"]) == false)
+        #expect(object.string(JSONKey("t"), isOneOf: ["true"]) == false)
+        #expect(object.string(JSONKey("missing"), isOneOf: ["p"]) == nil)
+    }
+
+    @Test func kindAndTextLength() throws {
+        let object = try JSONObject.parse(Self.sample)
+        for (name, kind, length) in [("aud", JSONKind.string, 3), ("empty", .string, 2), ("esc", .string, 15), ("exp", .integer, 10),
+                                     ("arr", .array, 5), ("n", .null, 4)] {
+            let shape = try #require(object.kindAndTextLength(of: JSONKey(name)))
+            #expect(shape.kind == kind, "\(name)")
+            #expect(shape.length == length, "\(name)")
+        }
+        #expect(object.kindAndTextLength(of: JSONKey("missing")) == nil)
+    }
+
+    /// On generated documents: for every member name in the generator's pool (spelt with and without escapes in
+    /// the documents), the in-place answers equal the ones derived from ``JSONObject/subscript(_:)-(JSONKey)``.
+    @Test func agreeWithValuesOnGeneratedDocuments() {
+        var generator = JSONCaseGenerator(seed: 0x1D70_4E5)
+        var compared = 0
+        let candidatesPool = JSONCaseGenerator.names + ["1", "true", "x", "é"]
+        for _ in 0..<4_000 {
+            let bytes = generator.document()
+            guard let object = try? JSONObject.parse(bytes) else { continue }
+            for name in JSONCaseGenerator.names {
+                let key = JSONKey(name)
+                let value = object[key]
+                let expectedNumber: JSONNumberMember
+                switch value?.kind {
+                case nil: expectedNumber = .missing
+                case .integer?: expectedNumber = .integer(value!.int64!)
+                case .real?: expectedNumber = .real(value!.double!)
+                case let kind?: expectedNumber = .notANumber(kind)
+                }
+                #expect(object.number(key) == expectedNumber, "\(name) in \(String(decoding: bytes, as: UTF8.self))")
+                let candidates = Array(candidatesPool.shuffled(using: &generator.rng).prefix(3)) + (value?.string.map { [$0] } ?? [])
+                let expectedMatch: Bool? = value.map { v in candidates.contains { v.stringEquals($0) } }
+                #expect(object.string(key, isOneOf: candidates) == expectedMatch)
+                let shape = object.kindAndTextLength(of: key)
+                #expect(shape?.kind == value?.kind)
+                #expect(shape?.length == value.map { $0.rawJSON.utf8.count })
+                compared += 1
+            }
+        }
+        #expect(compared > 20_000)
+    }
+}
