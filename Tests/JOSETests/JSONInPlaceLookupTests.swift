@@ -54,6 +54,27 @@ import Testing
         #expect(object.kindAndTextLength(of: JSONKey("missing")) == nil)
     }
 
+    /// String and name comparisons take a different path per length (overlapping word loads up to sixteen
+    /// bytes, memcmp beyond): every length up to 40, with a difference at every position, must compare right.
+    @Test func comparisonsAtEveryLengthAndPosition() throws {
+        for length in 0...40 {
+            let text = String((0..<length).map { Character(UnicodeScalar(UInt8(97 + $0 % 26))) })
+            let object = try JSONObject.parse("{\"\(text)\": \"\(text)\"}")
+            let key = JSONKey(text)
+            #expect(object[key]?.stringEquals(text) == true, "length \(length)")
+            #expect(object.string(key, isOneOf: [text]) == true, "length \(length)")
+            #expect(object.string(key, isOneOf: [text + "a"]) == false, "length \(length)")
+            for position in 0..<length {
+                var bytes = Array(text.utf8)
+                bytes[position] = UInt8(ascii: "Z")
+                let other = String(decoding: bytes, as: UTF8.self)
+                #expect(object[key]?.stringEquals(other) == false, "length \(length), position \(position)")
+                #expect(object.string(key, isOneOf: [other]) == false, "length \(length), position \(position)")
+                #expect(object.number(JSONKey(other)) == .missing, "length \(length), position \(position)")
+            }
+        }
+    }
+
     /// On generated documents: for every member name in the generator's pool (spelt with and without escapes in
     /// the documents), the in-place answers equal the ones derived from ``JSONObject/subscript(_:)-(JSONKey)``.
     @Test func agreeWithValuesOnGeneratedDocuments() {
