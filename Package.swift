@@ -80,7 +80,7 @@ let package = Package(
             path: "bench/Sources/idtoken-bench"
         ),
         // Test helpers shared by the test targets (a libcrypto-backed token signer, seeded generators).
-        .target(name: "TestSupport", dependencies: ["JOSE", "CLibCrypto"], path: "Tests/TestSupport"),
+        .target(name: "TestSupport", dependencies: ["JOSE", "CLibCrypto", .product(name: "Logging", package: "swift-log")], path: "Tests/TestSupport"),
         .testTarget(
             name: "JOSETests",
             dependencies: ["JOSE", "CJansson", "CLibCrypto", "TestSupport"],
@@ -92,6 +92,7 @@ let package = Package(
             name: "KeySourceTests",
             dependencies: [
                 "IDTokenKit",
+                "TestSupport",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),

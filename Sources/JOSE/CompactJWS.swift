@@ -179,6 +179,7 @@ public struct CompactJWS: Sendable {
     @usableFromInline
     static func readHeader(_ storage: ByteStorage, count: Int, maxDepth: Int) throws(TokenError) -> JOSEHeader {
         let base = UnsafePointer(storage.base)
+        guard count <= JSONReader.maxDocumentBytes else { throw TokenError.malformed("the header is larger than 2 GiB") }
         return try JSONReader.withReader(UnsafeBufferPointer(start: base, count: count), maxDepth: maxDepth) {
             (reader: inout JSONReader) throws(TokenError) -> JOSEHeader in
             let first: Int32

@@ -45,7 +45,11 @@ public struct JSONObject: @unchecked Sendable {
     @usableFromInline
     static func parse(owner: ByteStorage, base: UnsafePointer<UInt8>, count: Int,
                       maxDepth: Int) throws(JSONSyntaxError) -> JSONObject {
-        try JSONReader.withReader(UnsafeBufferPointer(start: base, count: count), maxDepth: maxDepth) {
+        // The member table stores offsets as Int32.
+        guard count <= JSONReader.maxDocumentBytes else {
+            throw JSONSyntaxError(reason: "JSON document larger than 2 GiB", offset: 0)
+        }
+        return try JSONReader.withReader(UnsafeBufferPointer(start: base, count: count), maxDepth: maxDepth) {
             (reader: inout JSONReader) throws(JSONSyntaxError) -> JSONObject in
             reader.skipWhitespace()
             let start = Int32(reader.index)

@@ -63,6 +63,9 @@ struct JSONReader {
     /// True once the table has outgrown the caller's memory and lives on the heap.
     @usableFromInline var tableOnHeap = false
 
+    /// The largest document the reader takes: member offsets are Int32.
+    @inlinable static var maxDocumentBytes: Int { Int(Int32.max) }
+
     /// The member table's starting size on the stack: room for the claims of real tokens (a Firebase ID token
     /// has about twenty members, nested ones included), and at 1 KiB within the size that
     /// `withUnsafeTemporaryAllocation` always places on the stack without asking the runtime.
@@ -72,9 +75,9 @@ struct JSONReader {
     /// the caller). Call ``release()`` when done with it.
     @usableFromInline
     init(_ buffer: UnsafeBufferPointer<UInt8>, maxDepth: Int, table: UnsafeMutablePointer<JSONMember>, capacity: Int) {
-        // Member offsets are stored as Int32 and converted without checks in the member loop; the documents
-        // read here (a token's header and claims, a key set) are far below 2 GiB.
-        precondition(buffer.count <= Int(Int32.max), "JSON document larger than 2 GiB")
+        // Member offsets are stored as Int32 and converted without checks in the member loop. Every entry point
+        // refuses larger documents with an error first (see `maxDocumentBytes`), so this cannot trap.
+        precondition(buffer.count <= JSONReader.maxDocumentBytes, "JSON document larger than 2 GiB")
         self.base = buffer.baseAddress ?? UnsafePointer(bitPattern: 1)!
         self.end = buffer.count
         // The reader recurses once per nesting level, so no caller-chosen limit may exceed the ceiling.

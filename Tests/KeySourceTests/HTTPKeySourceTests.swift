@@ -1,5 +1,6 @@
 import Foundation
 import IDTokenKit
+import TestSupport
 import Testing
 
 /// HTTPKeySource against a real HTTP server on a loopback port; assertions count the requests it received.

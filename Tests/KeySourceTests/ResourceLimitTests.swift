@@ -1,5 +1,6 @@
 import Foundation
 import IDTokenKit
+import TestSupport
 import Testing
 
 /// What a hostile or broken key endpoint, and a flood of tokens naming keys nobody has, cost the process:

@@ -123,8 +123,8 @@ func unixNow() -> Int64 { Int64(Date().timeIntervalSince1970) }
         configuration.failureMode = mode
         configuration.poolSize = 4
         configuration.reconnectDelay = .milliseconds(50)
-        let logs = LogCapture()
-        let cache = RedisReplayCache(configuration: configuration, logger: logs.logger)
+        let logs = CapturedLog()
+        let cache = RedisReplayCache(configuration: configuration, logger: logs.logger())
         let now = unixNow()
 
         // Four threads check new tokens continuously while the server is stopped under them.
@@ -310,28 +310,3 @@ func replayProbeExecutable() throws -> URL {
         + "(looked in \(candidates.map(\.path))); build it with `swift build --product replay-probe`")
 }
 
-/// Collects log records in memory, to check what was logged.
-final class LogCapture: Sendable {
-    private let records = Mutex<[(Logger.Level, String)]>([])
-
-    var logger: Logger {
-        Logger(label: "test") { _ in Handler(capture: self) }
-    }
-
-    func contains(level: Logger.Level, _ text: String) -> Bool {
-        records.withCriticalSection { $0.contains { $0.0 == level && $0.1.contains(text) } }
-    }
-
-    struct Handler: LogHandler {
-        let capture: LogCapture
-        var metadata: Logger.Metadata = [:]
-        var logLevel: Logger.Level = .trace
-        subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-            get { metadata[key] }
-            set { metadata[key] = newValue }
-        }
-        func log(event: LogEvent) {
-            capture.records.withCriticalSection { $0.append((event.level, event.message.description)) }
-        }
-    }
-}
