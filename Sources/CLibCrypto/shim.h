@@ -67,4 +67,11 @@ static inline const char *idtk_param_rsa_n(void) { return OSSL_PKEY_PARAM_RSA_N;
 static inline const char *idtk_param_rsa_e(void) { return OSSL_PKEY_PARAM_RSA_E; }
 static inline const char *idtk_param_group(void) { return OSSL_PKEY_PARAM_GROUP_NAME; }
 static inline const char *idtk_param_pub(void) { return OSSL_PKEY_PARAM_PUB_KEY; }
+
+/* Claims a one-time right, atomically: 1 for the first caller on `flag` (an int32 that starts at 0), 0 for
+ * every later one. Used by JOSE for the member area a token's storage lends to the first reading of its
+ * claims. */
+static inline int idtk_claim_once(void *flag) {
+    return __atomic_exchange_n((int *)flag, 1, __ATOMIC_ACQ_REL) == 0;
+}
 #endif

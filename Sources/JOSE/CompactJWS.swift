@@ -26,7 +26,7 @@ public struct JWSLimits: Sendable, Equatable {
 /// after the split), hence `@unchecked Sendable`.
 public struct JOSEHeader: @unchecked Sendable {
     /// The decoded segments of the token; the header's JSON text is the first `count` bytes.
-    @usableFromInline let storage: ByteStorage
+    @usableFromInline let storage: JSONDocument
     @usableFromInline let count: Int32
     /// The `kid` value's text (quotes included) as a range of the header, or -1 when there is no `kid`.
     @usableFromInline let kidStart: Int32
@@ -39,7 +39,7 @@ public struct JOSEHeader: @unchecked Sendable {
     public var object: JSONObject {
         // The header was read by the same reader when the token was split, with a depth limit no larger than
         // the ceiling used here, so reading it again cannot fail.
-        (try? JSONObject.parse(owner: storage, base: storage.base, count: Int(count), maxDepth: JSONObject.depthCeiling))!
+        (try? JSONObject.parse(owner: storage, base: storage.bytes, count: Int(count), maxDepth: JSONObject.depthCeiling))!
     }
 
     /// The `alg` value as written (for messages), or nil if absent or not a string.
@@ -57,7 +57,7 @@ public struct JOSEHeader: @unchecked Sendable {
     @inlinable
     func withKid<R>(_ body: (UnsafeBufferPointer<UInt8>?) -> R) -> R {
         guard kidStart >= 0 else { return body(nil) }
-        let inner = UnsafeBufferPointer(start: storage.base + Int(kidStart) + 1, count: Int(kidEnd - kidStart) - 2)
+        let inner = UnsafeBufferPointer(start: storage.bytes + Int(kidStart) + 1, count: Int(kidEnd - kidStart) - 2)
         if kidEscaped { return JSONReader.unescape(inner).withUnsafeBufferPointer { body($0) } }
         return body(inner)
     }
@@ -85,7 +85,7 @@ public struct CompactJWS: Sendable {
 
     /// The decoded payload bytes (not yet parsed as JSON: that happens after the signature, see ``claims(maxDepth:)``).
     public var payload: [UInt8] {
-        Array(UnsafeBufferPointer(start: header.storage.base + Int(header.count), count: Int(payloadCount)))
+        Array(UnsafeBufferPointer(start: header.storage.bytes + Int(header.count), count: Int(payloadCount)))
     }
 
     /// Splits and checks `token`. Throws a ``TokenError`` with code `token_too_large`, `malformed`,
@@ -151,8 +151,10 @@ public struct CompactJWS: Sendable {
             throw TokenError.malformed("the signature segment is not canonical base64url")
         }
         let signatureStart = (headerCount ?? 0) + (payloadCount ?? 0)
-        let storage = ByteStorage.make(count: signatureStart + signatureCount)
-        let out = storage.base
+        // Room for the claims' member table comes with it (see ``claims(maxDepth:)``).
+        let storage = JSONDocument.storage(byteCount: signatureStart + signatureCount,
+                                           memberCapacity: JSONReader.stackTableCapacity, base: headerCount ?? 0)
+        let out = storage.bytes
         guard Base64URL.decode(signatureSpan, into: UnsafeMutableBufferPointer(start: out + signatureStart, count: signatureCount)) != nil else {
             throw TokenError.malformed("the signature segment is not canonical base64url")
         }
@@ -177,8 +179,8 @@ public struct CompactJWS: Sendable {
     /// Reads the decoded header (the first `count` bytes of `storage`) with a member table on the stack and
     /// checks `alg`, `crit` and `kid`, keeping only what verification needs.
     @usableFromInline
-    static func readHeader(_ storage: ByteStorage, count: Int, maxDepth: Int) throws(TokenError) -> JOSEHeader {
-        let base = UnsafePointer(storage.base)
+    static func readHeader(_ storage: JSONDocument, count: Int, maxDepth: Int) throws(TokenError) -> JOSEHeader {
+        let base = UnsafePointer(storage.bytes)
         guard count <= JSONReader.maxDocumentBytes else { throw TokenError.malformed("the header is larger than 2 GiB") }
         return try JSONReader.withReader(UnsafeBufferPointer(start: base, count: count), maxDepth: maxDepth) {
             (reader: inout JSONReader) throws(TokenError) -> JOSEHeader in
@@ -232,7 +234,7 @@ public struct CompactJWS: Sendable {
     public func verifySignature(with key: PublicKey) -> Bool {
         guard Int(signatureCount) == key.signatureLength else { return false }
         // `self` holds the storage for the whole call, so the pointer into it stays valid without a retain.
-        let signature = UnsafeRawBufferPointer(start: header.storage.base + Int(header.count) + Int(payloadCount),
+        let signature = UnsafeRawBufferPointer(start: header.storage.bytes + Int(header.count) + Int(payloadCount),
                                                count: Int(signatureCount))
         func verify(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
             key.verify(signature: signature, message: UnsafeRawBufferPointer(start: bytes.baseAddress, count: secondDot))
@@ -246,10 +248,17 @@ public struct CompactJWS: Sendable {
 
     /// The payload parsed as a JSON object (strict: no duplicate members, valid UTF-8, depth-capped), a view on
     /// the token's decoded bytes.
+    ///
+    /// The first reading indexes the payload into the room its storage keeps for that, so that verifying a
+    /// token allocates nothing more; any later reading (of this value or a copy) gets a table of its own.
     public func claims(maxDepth: Int = JSONObject.defaultMaxDepth) throws(TokenError) -> JSONObject {
+        let storage = header.storage
         do {
-            return try JSONObject.parse(owner: header.storage, base: header.storage.base + Int(header.count),
-                                        count: Int(payloadCount), maxDepth: maxDepth)
+            if let room = storage.claimMemberArea() {
+                return try JSONObject.parse(in: storage, count: Int(payloadCount), maxDepth: maxDepth,
+                                            table: room.table, capacity: room.capacity)
+            }
+            return try JSONObject.parse(owner: storage, base: storage.base, count: Int(payloadCount), maxDepth: maxDepth)
         } catch {
             throw TokenError.malformed("the payload is not a valid JSON object: \(error)")
         }

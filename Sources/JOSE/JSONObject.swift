@@ -37,13 +37,13 @@ public struct JSONObject: @unchecked Sendable {
     /// `maxDepth` levels deep (capped at ``depthCeiling``). Levels count values as Jansson does: the object is
     /// level 1, its members' values level 2, and so on, scalars included.
     public static func parse(_ bytes: [UInt8], maxDepth: Int = defaultMaxDepth) throws(JSONSyntaxError) -> JSONObject {
-        let storage = ByteStorage.copying(bytes)
-        return try parse(owner: storage, base: storage.base, count: bytes.count, maxDepth: maxDepth)
+        let storage = bytes.withUnsafeBufferPointer { JSONDocument.copying($0) }
+        return try parse(owner: storage, base: storage.bytes, count: bytes.count, maxDepth: maxDepth)
     }
 
     /// Parses the `count` bytes at `base`, which `owner` keeps alive; the object is a view on them.
     @usableFromInline
-    static func parse(owner: ByteStorage, base: UnsafePointer<UInt8>, count: Int,
+    static func parse(owner: AnyObject, base: UnsafePointer<UInt8>, count: Int,
                       maxDepth: Int) throws(JSONSyntaxError) -> JSONObject {
         // The member table stores offsets as Int32.
         guard count <= JSONReader.maxDocumentBytes else {
@@ -59,6 +59,29 @@ public struct JSONObject: @unchecked Sendable {
             return JSONObject(document: JSONDocument.make(owner: owner, base: base, reader: reader), first: first,
                               start: start, end: Int32(end))
         }
+    }
+
+    /// Parses the `count` bytes at `storage.base` into the member room `table` (`capacity` members) that the
+    /// caller won from `storage` (``JSONDocument/claimMemberArea()``): the object is a view on the storage
+    /// itself, with no table of its own, unless the document has more members than the room holds.
+    @usableFromInline
+    static func parse(in storage: JSONDocument, count: Int, maxDepth: Int, table: UnsafeMutablePointer<JSONMember>,
+                      capacity: Int) throws(JSONSyntaxError) -> JSONObject {
+        guard count <= JSONReader.maxDocumentBytes else {
+            throw JSONSyntaxError(reason: "JSON document larger than 2 GiB", offset: 0)
+        }
+        let base = storage.base
+        var reader = JSONReader(UnsafeBufferPointer(start: base, count: count), maxDepth: maxDepth, table: table,
+                                capacity: capacity)
+        defer { reader.release() }
+        reader.skipWhitespace()
+        let start = Int32(reader.index)
+        let first = try reader.readTopLevelObject()
+        var end = count
+        while end > 0, base[end - 1] <= 0x20 { end -= 1 }
+        // Outgrown: the members moved to the heap, and get a document of their own like any other reading.
+        let document = reader.tableOnHeap ? JSONDocument.make(owner: storage, base: base, reader: reader) : storage
+        return JSONObject(document: document, first: first, start: start, end: Int32(end))
     }
 
     /// Parses a string holding one JSON object.

@@ -383,8 +383,14 @@ import Testing
         let (tenThousand, oneThousand) = (keySet(10_000), keySet(1_000))
         let clock = ContinuousClock()
         var big = JWKSet(keys: [])
-        let loading = try clock.measure { big = try JWKSet.parse(tenThousand) }
-        let loadingTenth = try clock.measure { _ = try JWKSet.parse(oneThousand) }
+        // The fastest of a few runs each, interleaved: other suites run beside this one, and a run they slow
+        // down must not decide the ratio.
+        var loading = Duration.seconds(Int64.max)
+        var loadingTenth = Duration.seconds(Int64.max)
+        for round in 0..<4 {
+            if round < 2 { loading = min(loading, try clock.measure { big = try JWKSet.parse(tenThousand) }) }
+            loadingTenth = min(loadingTenth, try clock.measure { _ = try JWKSet.parse(oneThousand) })
+        }
         #expect(big.keys.count == 10_001)
         #expect(big.rejected.isEmpty)
         // Ten times the keys: about ten times the time (a check that compared every kid with every other would
