@@ -25,33 +25,46 @@ public enum Nonce: Sendable, Equatable {
 
     /// Whether the token's `nonce` value is the expected one, compared in constant time.
     public func matches(_ value: JSONValue) -> Bool {
-        // The token's value is read in place and the expected one built on the stack: no allocation.
-        value.withStringBytes { actual in
-            switch self {
-            case .sha256Hex(let raw):
-                return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 64 + SHA256.byteCount) { buffer in
-                    let hex = UnsafeMutableBufferPointer(rebasing: buffer[..<64])
-                    let digest = UnsafeMutableBufferPointer(rebasing: buffer[64...])
-                    var raw = raw
-                    raw.withUTF8 { SHA256.hash(UnsafeRawBufferPointer($0), into: UnsafeMutableRawBufferPointer(digest)) }
-                    let digits: StaticString = "0123456789abcdef"
-                    digits.withUTF8Buffer { table in
-                        for k in 0..<SHA256.byteCount {
-                            hex[2 * k] = table[Int(digest[k] >> 4)]
-                            hex[2 * k + 1] = table[Int(digest[k] & 0x0F)]
-                        }
-                    }
-                    return ConstantTime.equals(actual, UnsafeBufferPointer(hex))
+        value.withStringBytes(matches) ?? false
+    }
+
+    /// Whether a claim whose decoded string is `actual` matches. The expected value is built on the stack and
+    /// the strings lent in place: no allocation, no copy.
+    func matches(_ actual: UnsafeBufferPointer<UInt8>) -> Bool {
+        switch self {
+        case .sha256Hex(let raw):
+            return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 64 + SHA256.byteCount) { buffer in
+                let hex = UnsafeMutableBufferPointer(rebasing: buffer[..<64])
+                let digest = UnsafeMutableBufferPointer(rebasing: buffer[64...])
+                func hash(_ bytes: UnsafeBufferPointer<UInt8>) {
+                    SHA256.hash(UnsafeRawBufferPointer(bytes), into: UnsafeMutableRawBufferPointer(digest))
                 }
-            case .exact(let expected):
-                var expected = expected
-                return expected.withUTF8 { ConstantTime.equals(actual, $0) }
+                if raw.utf8.withContiguousStorageIfAvailable(hash) == nil {
+                    var raw = raw
+                    raw.withUTF8(hash)
+                }
+                let digits: StaticString = "0123456789abcdef"
+                digits.withUTF8Buffer { table in
+                    for k in 0..<SHA256.byteCount {
+                        hex[2 * k] = table[Int(digest[k] >> 4)]
+                        hex[2 * k + 1] = table[Int(digest[k] & 0x0F)]
+                    }
+                }
+                return ConstantTime.equals(actual, UnsafeBufferPointer(hex))
             }
-        } ?? false
+        case .exact(let expected):
+            if let equal = expected.utf8.withContiguousStorageIfAvailable({ ConstantTime.equals(actual, $0) }) {
+                return equal
+            }
+            var expected = expected
+            return expected.withUTF8 { ConstantTime.equals(actual, $0) }
+        }
     }
 
     /// Checks the `nonce` claim of `claims` (`nonce_mismatch` when missing or different).
     func check(_ claims: JSONObject, tokenName: String) throws(TokenError) {
+        // A string claim that matches is answered in place; the rest reads the claim as a value to explain.
+        if claims.withString(ClaimKey.nonce, matches) == true { return }
         guard let value = claims[ClaimKey.nonce] else {
             throw TokenError(.nonceMismatch, claim: "nonce",
                              "a nonce was expected but the \(tokenName) has no \"nonce\" claim: the app must send the nonce when it signs the user in")

@@ -87,6 +87,33 @@ extension JSONObject {
         return (member.kind, Int(member.valueEnd - member.valueStart))
     }
 
+    /// Calls `body` with the kind of the member named `key` and its value's text exactly as written (quotes and
+    /// escapes included); nil when there is no such member. Makes no ``JSONValue``.
+    @inlinable
+    public func withRawValue<R>(_ key: JSONKey, _ body: (JSONKind, UnsafeBufferPointer<UInt8>) -> R) -> R? {
+        let members = document.members
+        let base = document.base
+        guard let position = key.index(in: members, first: first, base: base) else { return nil }
+        let member = members[position]
+        return body(member.kind, UnsafeBufferPointer(start: base + Int(member.valueStart),
+                                                     count: Int(member.valueEnd - member.valueStart)))
+    }
+
+    /// Calls `body` with the decoded UTF-8 bytes of the string held by the member named `key`, read in place
+    /// unless it holds escapes; nil when there is no such member or it is not a string. Makes no ``JSONValue``.
+    @inlinable
+    public func withString<R>(_ key: JSONKey, _ body: (UnsafeBufferPointer<UInt8>) -> R) -> R? {
+        let members = document.members
+        let base = document.base
+        guard let position = key.index(in: members, first: first, base: base) else { return nil }
+        let member = members[position]
+        guard member.kind == .string else { return nil }
+        let inner = UnsafeBufferPointer(start: base + Int(member.valueStart) + 1,
+                                        count: Int(member.valueEnd - member.valueStart) - 2)
+        if member.valueEscaped { return JSONReader.unescape(inner).withUnsafeBufferPointer(body) }
+        return body(inner)
+    }
+
     /// Whether the member named `key` is a string equal to one of `candidates`, compared in place (no
     /// ``JSONValue`` or `String` is made): nil when there is no such member, false when it is not a string or
     /// matches none of them.

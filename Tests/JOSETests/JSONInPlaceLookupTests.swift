@@ -43,6 +43,15 @@ import Testing
         #expect(object.string(JSONKey("missing"), isOneOf: ["p"]) == nil)
     }
 
+    @Test func stringBytesAreLentInPlace() throws {
+        let object = try JSONObject.parse(Self.sample)
+        #expect(object.withString(JSONKey("aud")) { Array($0) } == Array("p".utf8))
+        #expect(object.withString(JSONKey("esc")) { String(decoding: $0, as: UTF8.self) } == "été")
+        #expect(object.withString(JSONKey("empty")) { $0.count } == 0)
+        #expect(object.withString(JSONKey("exp")) { _ in true } == nil)
+        #expect(object.withString(JSONKey("missing")) { _ in true } == nil)
+    }
+
     @Test func kindAndTextLength() throws {
         let object = try JSONObject.parse(Self.sample)
         for (name, kind, length) in [("aud", JSONKind.string, 3), ("empty", .string, 2), ("esc", .string, 15), ("exp", .integer, 10),
@@ -98,6 +107,9 @@ import Testing
                 let candidates = Array(candidatesPool.shuffled(using: &generator.rng).prefix(3)) + (value?.string.map { [$0] } ?? [])
                 let expectedMatch: Bool? = value.map { v in candidates.contains { v.stringEquals($0) } }
                 #expect(object.string(key, isOneOf: candidates) == expectedMatch)
+                #expect(object.withString(key) { String(decoding: $0, as: UTF8.self) } == value?.string)
+                #expect(object.withRawValue(key) { kind, text in "\(kind) \(String(decoding: text, as: UTF8.self))" }
+                        == value.map { "\($0.kind) \($0.rawJSON)" })
                 let shape = object.kindAndTextLength(of: key)
                 #expect(shape?.kind == value?.kind)
                 #expect(shape?.length == value.map { $0.rawJSON.utf8.count })

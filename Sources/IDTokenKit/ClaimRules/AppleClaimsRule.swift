@@ -13,7 +13,9 @@ public struct AppleClaimsRule: ClaimRule, Equatable {
         try AppleClaimsRule.checkFlexibleBool(claims, ClaimKey.emailVerified)
         try AppleClaimsRule.checkFlexibleBool(claims, ClaimKey.isPrivateEmail)
         try AppleClaimsRule.checkFlexibleBool(claims, ClaimKey.nonceSupported)
-        if let status = claims[ClaimKey.realUserStatus] {
+        if case .integer(let status) = claims.number(ClaimKey.realUserStatus), (0...2).contains(status) {
+            // The usual value, read in place.
+        } else if let status = claims[ClaimKey.realUserStatus] {
             guard let value = status.int64, (0...2).contains(value) else {
                 throw TokenError(.invalidClaim, claim: "real_user_status",
                                  "the \"real_user_status\" claim must be 0, 1 or 2, not \(Quoted.value(status))")
@@ -24,7 +26,24 @@ public struct AppleClaimsRule: ClaimRule, Equatable {
         }
     }
 
+    /// Whether a string's text (quotes included) is `"true"` or `"false"`, byte by byte.
+    private static func isTrueOrFalse(_ text: UnsafeBufferPointer<UInt8>) -> Bool {
+        switch text.count {
+        case 6: return text[1] == UInt8(ascii: "t") && text[2] == UInt8(ascii: "r") && text[3] == UInt8(ascii: "u")
+            && text[4] == UInt8(ascii: "e")
+        case 7: return text[1] == UInt8(ascii: "f") && text[2] == UInt8(ascii: "a") && text[3] == UInt8(ascii: "l")
+            && text[4] == UInt8(ascii: "s") && text[5] == UInt8(ascii: "e")
+        default: return false
+        }
+    }
+
     private static func checkFlexibleBool(_ claims: JSONObject, _ key: JSONKey) throws(TokenError) {
+        // Absent, a boolean, or "true" or "false" written without escapes: answered in place from the member
+        // table. Anything else (an escaped spelling included) is judged on the value below.
+        let plain = claims.withRawValue(key) { kind, text in
+            kind == .true || kind == .false || (kind == .string && isTrueOrFalse(text))
+        }
+        if plain ?? true { return }
         if let value = claims[key], AppleClaims.flexibleBool(value) == nil {
             let name = key.name
             throw TokenError(.invalidClaim, claim: name,
