@@ -90,6 +90,69 @@ public func measureThreads(_ threads: Int, seconds: Double, _ makeOperation: @es
                   cpuSeconds: slots.reduce(0) { $0 + $1.cpu }, failures: slots.reduce(0) { $0 + $1.failures })
 }
 
+/// Runs an operation and its baseline on `threads` threads, each thread switching between the two every
+/// `slice` seconds until each has run for about `seconds`, and returns both samples (CPU and wall time of each
+/// side summed over its slices).
+///
+/// On a shared machine a neighbour's load comes and goes within a second: measuring the two sides in
+/// alternating slices of a few milliseconds exposes both to the same load, where two back-to-back
+/// measurements of a second each can catch it on one side only.
+public func measurePairedThreads(_ threads: Int, seconds: Double, slice: Double = 0.02,
+                                 _ makeOperation: @escaping OperationFactory,
+                                 baseline makeBaseline: @escaping OperationFactory) -> (Sample, Sample) {
+    final class Slot: @unchecked Sendable {
+        var operations = [0, 0]
+        var cpu = [0.0, 0.0]
+        var wall = [0.0, 0.0]
+        var failures = [0, 0]
+    }
+    let slots = (0..<threads).map { _ in Slot() }
+    let start = DispatchSemaphore(value: 0)
+    let done = DispatchGroup()
+    let ready = DispatchGroup()
+    for slot in slots {
+        ready.enter()
+        done.enter()
+        let thread = Thread {
+            let operations = [makeOperation(), makeBaseline()]
+            ready.leave()
+            start.wait()
+            var side = 0
+            // Until both sides have had their time; the baseline starts second, so it ends last.
+            while slot.wall[1] < seconds {
+                let operation = operations[side]
+                let cpu0 = threadCPUSeconds()
+                let wall0 = monotonicSeconds()
+                let deadline = wall0 + slice
+                var count = 0
+                var failures = 0
+                repeat {
+                    for _ in 0..<8 where !operation() { failures += 1 }
+                    count += 8
+                } while monotonicSeconds() < deadline
+                slot.cpu[side] += threadCPUSeconds() - cpu0
+                slot.wall[side] += monotonicSeconds() - wall0
+                slot.operations[side] += count
+                slot.failures[side] += failures
+                side = 1 - side
+            }
+            done.leave()
+        }
+        thread.stackSize = 1 << 22
+        thread.start()
+    }
+    ready.wait()
+    for _ in 0..<threads { start.signal() }
+    done.wait()
+    func sample(_ side: Int) -> Sample {
+        // Wall time: the threads ran side by side, so one thread's share of it stands for all (their average).
+        Sample(operations: slots.reduce(0) { $0 + $1.operations[side] },
+               wallSeconds: slots.reduce(0) { $0 + $1.wall[side] } / Double(threads),
+               cpuSeconds: slots.reduce(0) { $0 + $1.cpu[side] }, failures: slots.reduce(0) { $0 + $1.failures[side] })
+    }
+    return (sample(0), sample(1))
+}
+
 public func median(_ values: [Double]) -> Double {
     let sorted = values.sorted()
     guard !sorted.isEmpty else { return .nan }

@@ -49,8 +49,11 @@ public struct Runner {
                 /// minutes while the machine's load changes) after it too.
                 func measureBaseline() -> Sample? { baseline?.measure(threads: threads, seconds: options.seconds) }
                 for _ in 0..<options.rounds {
-                    let before = measureBaseline()
-                    let sample = scenario.measure(threads: threads, seconds: options.seconds)
+                    // Operations on threads are measured in slices alternating with their baseline's; the
+                    // others (async, whole runs) right after a measurement of it.
+                    let paired = baseline.flatMap { scenario.measurePaired(with: $0, threads: threads, seconds: options.seconds) }
+                    let before = paired?.1 ?? measureBaseline()
+                    let sample = paired?.0 ?? scenario.measure(threads: threads, seconds: options.seconds)
                     guard sample.failures == 0 else {
                         throw BenchError("\(scenario.name): \(sample.failures) operations failed; a benchmark must measure the success path")
                     }
@@ -106,7 +109,7 @@ public struct Report {
             let wall = r.wallRatio.map { String(format: "%.3f", $0) } ?? "-"
             lines.append("\(r.scenario) ×\(r.threads): \(r.operations!) operations in one run; rate over \(r.threads) × baseline (wall): \(wall); peak resident memory \(peak)")
         }
-        lines.append("ratio: per-CPU-second rate over the baseline's, median of \(options.rounds) interleaved rounds of \(options.seconds) s"
+        lines.append("ratio: per-CPU-second rate over the baseline's, median of \(options.rounds) rounds of \(options.seconds) s a side, the two sides alternating every 20 ms"
                      + (results.contains { $0.operations != nil } ? " (a whole run: baseline before and after it)" : ""))
         return lines.joined(separator: "\n")
     }

@@ -56,6 +56,14 @@ public struct Scenario {
         }
     }
 
+    /// Runs the scenario and `baseline` in alternating slices of 20 ms on each of `threads`
+    /// threads (see ``measurePairedThreads(_:seconds:slice:_:baseline:)``), when both are operations run on
+    /// threads; nil otherwise (async and whole-run scenarios are measured next to their baseline instead).
+    public func measurePaired(with baseline: Scenario, threads: Int, seconds: Double) -> (Sample, Sample)? {
+        guard case .threads(let make) = body, case .threads(let makeBaseline) = baseline.body else { return nil }
+        return measurePairedThreads(threads, seconds: seconds, make, baseline: makeBaseline)
+    }
+
     /// Runs the operation `iterations` times on the calling thread; returns the number of failures.
     public func runFixed(iterations: Int) -> Int {
         var failures = 0
