@@ -231,15 +231,8 @@ public final class AuditEngine: @unchecked Sendable {
                                claims: .none, at: at, signatureVerified: false, profile: nil)
         }
         let nonce = record.nonce ?? options.defaultNonce
-        let probe = cache.isEnabled ? VerdictCache.Probe(token: token, nonce: nonce) : nil
-        var key: VerdictCache.Key?
-        func cacheKey() -> VerdictCache.Key {
-            if let key { return key }
-            let made = VerdictCache.Key(token: token, nonce: nonce, key: cache.hashKey)
-            key = made
-            return made
-        }
-        if let probe, let verdict = cache.lookup(probe, at: at, key: cacheKey) {
+        let hash = cache.isEnabled ? cache.hash(token: token, nonce: nonce) : 0
+        if cache.isEnabled, let verdict = cache.lookup(hash, token: token, nonce: nonce, at: at) {
             counts.cacheHits += 1
             return AuditResult(line: record.line, id: record.id, error: verdict.error, claims: verdict.claims, at: at,
                                signatureVerified: verdict.signatureVerified, profile: verdict.profile,
@@ -255,11 +248,10 @@ public final class AuditEngine: @unchecked Sendable {
         }
         let verdict = VerdictCache.Verdict(error: judgement.error, claims: claims, signatureVerified: judgement.signatureVerified,
                                            profile: judgement.profile, replayEntry: replayEntry)
-        if let probe {
-            cache.insert(probe, key: cacheKey) {
-                let interval = VerdictCache.interval(around: at, thresholds: judgement.timeThresholds)
-                return VerdictCache.Entry(from: interval.from, until: interval.until, verdict: verdict)
-            }
+        if cache.isEnabled {
+            let interval = VerdictCache.interval(around: at, thresholds: judgement.timeThresholds)
+            cache.insert(hash, token: token, nonce: nonce,
+                         entry: VerdictCache.Entry(from: interval.from, until: interval.until, verdict: verdict))
         }
         return AuditResult(line: record.line, id: record.id, error: verdict.error, claims: claims, at: at,
                            signatureVerified: verdict.signatureVerified, profile: verdict.profile, replayEntry: replayEntry)

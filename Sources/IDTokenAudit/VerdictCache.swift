@@ -6,71 +6,16 @@ import IDTokenKit
 /// A verdict depends on the time of judgement only through the token's `exp`, `nbf`, `iat` and `auth_time`
 /// (each shifted by the leeway; see ``Judgement/timeThresholds``). Each entry therefore holds the interval of
 /// times between the thresholds around the time it was judged at, and answers only for times inside it: the
-/// same token judged before and after its expiry gets two verdicts, each computed once. Entries are keyed by a
-/// keyed 128-bit hash (SipHash-2-4) of the token's exact bytes and the record's nonce (``Key``).
+/// same token judged before and after its expiry gets two verdicts, each computed once.
+///
+/// Entries are found by a cheap hash of the token and nonce (``hash(token:nonce:)``, seeded at random per cache)
+/// and confirmed by comparing the token's exact text and the nonce with the ones stored: a verdict is only ever
+/// reused for the very same token and nonce, whatever hash values anyone can make collide. A collision costs a
+/// verification, never a wrong verdict.
 ///
 /// Memory is bounded: each of the shards keeps two generations of at most `capacity / shards` tokens and drops
-/// the older generation when the newer fills. Each shard has its own lock, held for a dictionary lookup.
+/// the older generation when the newer fills. Each shard has its own lock, held for a probe of its tables.
 final class VerdictCache: @unchecked Sendable {
-    /// A 128-bit keyed hash (``SipHash128``, under a key random per cache) of the token's exact bytes and the
-    /// record's nonce. Nobody writing a log can aim two tokens at one key: two different records share a key
-    /// only by chance, about 2⁻¹²⁸ for a pair. (SHA-256, which this replaced, cost about a tenth of an RSA
-    /// verification per record, paid by every record of a log of distinct tokens.)
-    struct Key: Hashable, Sendable {
-        let a: UInt64, b: UInt64
-
-        init(token: String, nonce: String?, key: (UInt64, UInt64)) {
-            var hash = SipHash128(key: key)
-            Key.update(&hash, token)
-            if let nonce {
-                hash.update(1)
-                Key.update(&hash, nonce)
-            } else {
-                hash.update(0)
-            }
-            (a, b) = hash.finalize()
-        }
-
-        /// The string's length, then its UTF-8 bytes: a token and a nonce cannot trade bytes.
-        private static func update(_ hash: inout SipHash128, _ text: String) {
-            hash.update(UInt64(text.utf8.count))
-            if text.utf8.withContiguousStorageIfAvailable({ hash.update(UnsafeRawBufferPointer($0)) }) == nil {
-                var copy = text
-                copy.withUTF8 { hash.update(UnsafeRawBufferPointer($0)) }
-            }
-        }
-
-        func hash(into hasher: inout Hasher) { hasher.combine(a) }
-    }
-
-    /// A cheap fingerprint of the token and nonce (their last bytes and lengths), taken before the key: it picks
-    /// the shard, and a shard that holds no entry with this fingerprint answers "not held" without the key's
-    /// hash over the whole token. Two tokens can share a fingerprint (anyone can make them); that costs the key
-    /// and a dictionary lookup, never a wrong verdict, which only the key decides.
-    struct Probe: Sendable {
-        let value: UInt64
-
-        init(token: String, nonce: String?) {
-            var value = Probe.fold(token)
-            if let nonce { value = (value ^ 0xA5A5_A5A5_A5A5_A5A5) &* 0x9E37_79B9_7F4A_7C15 ^ Probe.fold(nonce) }
-            self.value = value ^ (value >> 29)
-        }
-
-        /// The last eight bytes (for a token, the end of its signature) and the length, mixed.
-        private static func fold(_ text: String) -> UInt64 {
-            let count = text.utf8.count
-            var tail: UInt64 = 0
-            let read: Bool? = text.utf8.withContiguousStorageIfAvailable { bytes -> Bool in
-                for byte in bytes.suffix(8) { tail = tail << 8 | UInt64(byte) }
-                return true
-            }
-            if read == nil {
-                for byte in text.utf8.suffix(8) { tail = tail << 8 | UInt64(byte) }
-            }
-            return (tail ^ UInt64(truncatingIfNeeded: count) << 1) &* 0xBF58_476D_1CE4_E5B9
-        }
-    }
-
     /// A verdict and the interval of times `[from, until)` for which it holds.
     struct Entry: Sendable {
         let from: Double
@@ -79,7 +24,7 @@ final class VerdictCache: @unchecked Sendable {
     }
 
     /// What is reused: everything an ``AuditResult`` needs besides the record's own line, id and time. A class,
-    /// so that an entry is a pointer: cheap to move inside the dictionary, and one allocation per verdict.
+    /// so that an entry is a pointer: cheap to move inside the tables, and one allocation per verdict.
     final class Verdict: Sendable {
         let error: TokenError?
         let claims: ReportedClaims
@@ -108,75 +53,186 @@ final class VerdictCache: @unchecked Sendable {
         }
     }
 
+    /// One remembered token: its exact text and nonce (what identifies it) and its verdicts. The token is the
+    /// record's own string, shared, not a copy.
+    struct Slot {
+        let token: String
+        let nonce: String?
+        var pair: Pair
+    }
+
+    /// One generation of a shard: an open-addressing table with linear probing, kept at most half full, grown by
+    /// doubling. The hashes sit in an array of their own, so that a probe reads plain integers and compares the
+    /// text only where the hash matches. Tokens are never removed one by one: a generation is dropped whole.
+    struct Generation {
+        /// Each slot's hash with its lowest bit set; 0 marks an empty slot.
+        private var hashes: [UInt64]
+        private var slots: [Slot?]
+        private(set) var count = 0
+
+        /// A table with room for `tokens` tokens before it grows.
+        init(roomFor tokens: Int) {
+            var size = 8
+            while size < 2 * tokens { size <<= 1 }
+            hashes = Array(repeating: 0, count: size)
+            slots = Array(repeating: nil, count: size)
+        }
+
+        /// The slot index holding `token` with `nonce`, if held; `mark` is their hash with its lowest bit set.
+        func find(_ mark: UInt64, _ token: String, _ nonce: String?) -> Int? {
+            let mask = hashes.count - 1
+            var i = Int(truncatingIfNeeded: mark >> 1) & mask
+            while true {
+                let held = hashes[i]
+                if held == 0 { return nil }
+                if held == mark, slots[i]!.token == token, slots[i]!.nonce == nonce { return i }
+                i = (i + 1) & mask
+            }
+        }
+
+        func pair(at index: Int) -> Pair { slots[index]!.pair }
+
+        mutating func replacePair(at index: Int, with pair: Pair) { slots[index]!.pair = pair }
+
+        /// Adds a token that is not held.
+        mutating func add(_ mark: UInt64, _ slot: Slot) {
+            if 2 * (count + 1) > hashes.count { grow() }
+            put(mark, slot)
+            count += 1
+        }
+
+        private mutating func put(_ mark: UInt64, _ slot: Slot) {
+            let mask = hashes.count - 1
+            var i = Int(truncatingIfNeeded: mark >> 1) & mask
+            while hashes[i] != 0 { i = (i + 1) & mask }
+            hashes[i] = mark
+            slots[i] = slot
+        }
+
+        private mutating func grow() {
+            let oldHashes = hashes, oldSlots = slots
+            hashes = Array(repeating: 0, count: oldHashes.count * 2)
+            slots = Array(repeating: nil, count: oldHashes.count * 2)
+            for (mark, slot) in zip(oldHashes, oldSlots) where mark != 0 { put(mark, slot!) }
+        }
+    }
+
     private final class Shard {
         let lock = NSLock()
-        var current: [Key: Pair] = [:]
-        var previous: [Key: Pair] = [:]
-        /// The ``Probe`` values of the entries of each generation.
-        var currentProbes: Set<UInt64> = []
-        var previousProbes: Set<UInt64> = []
+        var current: Generation
+        var previous: Generation
+
+        init(limit: Int) {
+            // The default capacity's table from the start; a very large capacity grows as tokens come.
+            current = Generation(roomFor: min(limit, 4096))
+            previous = Generation(roomFor: 0)
+        }
     }
 
     private let shards: [Shard]
     private let perShard: Int
-    /// The key of ``Key``'s hash: random per cache.
-    let hashKey = (UInt64.random(in: .min ... .max), UInt64.random(in: .min ... .max))
+    /// The seeds of ``hash(token:nonce:)``: random per cache, so that nobody writing a log knows which tokens
+    /// share a slot.
+    private let seeds = (UInt64.random(in: .min ... .max), UInt64.random(in: .min ... .max),
+                         UInt64.random(in: .min ... .max))
 
     /// - Parameter capacity: tokens kept per generation, over all shards; 0 disables the cache.
     init(capacity: Int, shards: Int = 16) {
         let count = max(1, shards)
-        self.shards = (0..<count).map { _ in Shard() }
-        self.perShard = capacity / count
+        let perShard = capacity / count
+        self.shards = (0..<count).map { _ in Shard(limit: perShard) }
+        self.perShard = perShard
     }
 
     var isEnabled: Bool { perShard > 0 }
 
-    private func shard(_ probe: Probe) -> Shard {
-        shards[Int((probe.value >> 32) % UInt64(shards.count))]
+    /// The slot hash of a token and nonce: 16 bytes a step, each step one 64×64→128-bit multiplication folded to
+    /// 64 bits (as wyhash does), under this cache's random seeds. It only spreads tokens over slots and shards;
+    /// identity is decided by comparing the text.
+    func hash(token: String, nonce: String?) -> UInt64 {
+        var h = VerdictCache.hash(token, seed: seeds.0, secret: seeds.1)
+        if let nonce {
+            h = VerdictCache.hash(nonce, seed: h ^ seeds.2, secret: seeds.1)
+        }
+        return h
     }
 
-    /// The verdict for the token of `probe` at `at`, if held. `key` is called (once) only when an entry with the
-    /// same probe is held.
-    func lookup(_ probe: Probe, at: Double, key: () -> Key) -> Verdict? {
+    private static func hash(_ text: String, seed: UInt64, secret: UInt64) -> UInt64 {
+        if let h = text.utf8.withContiguousStorageIfAvailable({ hash(UnsafeRawBufferPointer($0), seed: seed, secret: secret) }) {
+            return h
+        }
+        var copy = text
+        return copy.withUTF8 { hash(UnsafeRawBufferPointer($0), seed: seed, secret: secret) }
+    }
+
+    @inline(__always)
+    private static func fold(_ a: UInt64, _ b: UInt64) -> UInt64 {
+        let product = a.multipliedFullWidth(by: b)
+        return product.high ^ product.low
+    }
+
+    static func hash(_ bytes: UnsafeRawBufferPointer, seed: UInt64, secret: UInt64) -> UInt64 {
+        let count = bytes.count
+        var h = seed ^ fold(UInt64(truncatingIfNeeded: count) ^ secret, 0x9E37_79B9_7F4A_7C15)
+        var a: UInt64 = 0, b: UInt64 = 0
+        if count >= 16 {
+            var i = 0
+            while count - i > 16 {
+                h = fold(bytes.loadUnaligned(fromByteOffset: i, as: UInt64.self) ^ secret,
+                         bytes.loadUnaligned(fromByteOffset: i + 8, as: UInt64.self) ^ h)
+                i += 16
+            }
+            // The last 16 bytes, overlapping the step before when the length is not a multiple of 16.
+            a = bytes.loadUnaligned(fromByteOffset: count - 16, as: UInt64.self)
+            b = bytes.loadUnaligned(fromByteOffset: count - 8, as: UInt64.self)
+        } else {
+            for k in 0..<count {
+                if k < 8 { a |= UInt64(bytes[k]) << (8 * UInt64(k)) } else { b |= UInt64(bytes[k]) << (8 * UInt64(k - 8)) }
+            }
+        }
+        h = fold(a ^ secret, b ^ h)
+        return fold(h ^ 0xBF58_476D_1CE4_E5B9, secret ^ 0x94D0_49BB_1331_11EB)
+    }
+
+    private func shard(_ hash: UInt64) -> Shard {
+        shards[Int((hash >> 40) % UInt64(shards.count))]
+    }
+
+    /// The verdict for `token` (with `nonce`) at `at`, if held; `hash` is ``hash(token:nonce:)`` of them.
+    func lookup(_ hash: UInt64, token: String, nonce: String?, at: Double) -> Verdict? {
         guard isEnabled else { return nil }
-        let shard = shard(probe)
+        let mark = hash | 1
+        let shard = shard(hash)
         shard.lock.lock()
         defer { shard.lock.unlock() }
-        if shard.currentProbes.contains(probe.value) || shard.previousProbes.contains(probe.value) {
-            let key = key()
-            return (shard.current[key] ?? shard.previous[key])?.verdict(at: at)
-        }
+        if let index = shard.current.find(mark, token, nonce) { return shard.current.pair(at: index).verdict(at: at) }
+        if let index = shard.previous.find(mark, token, nonce) { return shard.previous.pair(at: index).verdict(at: at) }
         return nil
     }
 
-    /// Remembers the entry for the token of `probe` (`key` is its key), with the verdict before it: a log
-    /// presents a token over a short span, so the last two intervals are the ones most likely asked for next.
-    /// `key` and `entry` are called only when the entry is kept.
-    func insert(_ probe: Probe, key: () -> Key, entry: () -> Entry) {
+    /// Remembers `entry` for `token` (with `nonce`; `hash` is their ``hash(token:nonce:)``), with the verdict
+    /// before it: a log presents a token over a short span, so the last two intervals are the ones most likely
+    /// asked for next.
+    func insert(_ hash: UInt64, token: String, nonce: String?, entry: Entry) {
         guard isEnabled else { return }
-        let shard = shard(probe)
-        var dropped: [Key: Pair] = [:]
+        let mark = hash | 1
+        let shard = shard(hash)
+        var dropped: Generation?
         shard.lock.lock()
-        let held = shard.currentProbes.contains(probe.value)
-        if held, case let key = key(), let pair = shard.current[key] {
-            shard.current[key] = Pair(latest: entry(), earlier: pair.latest)
+        if let index = shard.current.find(mark, token, nonce) {
+            shard.current.replacePair(at: index, with: Pair(latest: entry, earlier: shard.current.pair(at: index).latest))
         } else {
-            let key = key()
             if shard.current.count >= perShard {
-                swap(&dropped, &shard.previous)
+                dropped = shard.previous
                 shard.previous = shard.current
-                shard.current = [:]
-                shard.current.reserveCapacity(perShard)
-                shard.previousProbes = shard.currentProbes
-                shard.currentProbes = []
-                shard.currentProbes.reserveCapacity(perShard)
+                // The generation before filled up, so this one most likely will too: its full size at once.
+                shard.current = Generation(roomFor: perShard)
             }
-            let earlier = shard.previousProbes.contains(probe.value) ? shard.previous[key]?.latest : nil
-            shard.current[key] = Pair(latest: entry(), earlier: earlier)
-            shard.currentProbes.insert(probe.value)
+            let earlier = shard.previous.find(mark, token, nonce).map { shard.previous.pair(at: $0).latest }
+            shard.current.add(mark, Slot(token: token, nonce: nonce, pair: Pair(latest: entry, earlier: earlier)))
         }
         shard.lock.unlock()
-        // The dropped generation's verdicts are released here, outside the lock.
+        // The dropped generation's tokens and verdicts are released here, outside the lock.
         withExtendedLifetime(dropped) {}
     }
 

@@ -5,19 +5,22 @@ import Testing
 @Suite("Verdict cache")
 struct VerdictCacheTests {
     static let verdict = VerdictCache.Verdict(error: nil, claims: .none, signatureVerified: true, profile: nil, replayEntry: nil)
+    static let refused = VerdictCache.Verdict(error: TokenError(.badSignature, "forged"), claims: .none, signatureVerified: false,
+                                              profile: nil, replayEntry: nil)
 
     /// Looks `token` up and, on a miss, inserts its verdict, as the audit does; returns whether it was a hit.
     static func present(_ token: String, to cache: VerdictCache, verdict: VerdictCache.Verdict = verdict) -> Bool {
         lookup(token, in: cache) != nil || { insert(token, verdict, in: cache); return false }()
     }
 
-    static func lookup(_ token: String, in cache: VerdictCache) -> VerdictCache.Verdict? {
-        cache.lookup(VerdictCache.Probe(token: token, nonce: nil), at: 0) { VerdictCache.Key(token: token, nonce: nil, key: cache.hashKey) }
+    static func lookup(_ token: String, nonce: String? = nil, in cache: VerdictCache, hash: UInt64? = nil) -> VerdictCache.Verdict? {
+        cache.lookup(hash ?? cache.hash(token: token, nonce: nonce), token: token, nonce: nonce, at: 0)
     }
 
-    static func insert(_ token: String, _ verdict: VerdictCache.Verdict, in cache: VerdictCache) {
-        cache.insert(VerdictCache.Probe(token: token, nonce: nil), key: { VerdictCache.Key(token: token, nonce: nil, key: cache.hashKey) },
-                     entry: { VerdictCache.Entry(from: -.infinity, until: .infinity, verdict: verdict) })
+    static func insert(_ token: String, nonce: String? = nil, _ verdict: VerdictCache.Verdict, in cache: VerdictCache,
+                       hash: UInt64? = nil) {
+        cache.insert(hash ?? cache.hash(token: token, nonce: nonce), token: token, nonce: nonce,
+                     entry: VerdictCache.Entry(from: -.infinity, until: .infinity, verdict: verdict))
     }
 
     @Test("a repeated token is verified once: its next appearance is a hit, however many distinct tokens came before")
@@ -31,22 +34,51 @@ struct VerdictCacheTests {
         #expect(VerdictCacheTests.present("repeated", to: cache))
     }
 
-    @Test("tokens that share a probe (the same last bytes and length) keep their own verdicts")
-    func sharedProbe() {
+    @Test("a generation holds its full capacity: the table grows without losing tokens")
+    func growth() {
+        let cache = VerdictCache(capacity: 3000, shards: 2)
+        for k in 0..<2900 { #expect(!VerdictCacheTests.present("token-\(k)", to: cache)) }
+        var hits = 0
+        for k in 0..<2900 where VerdictCacheTests.present("token-\(k)", to: cache) { hits += 1 }
+        #expect(hits == 2900)
+    }
+
+    @Test("tokens that share a hash keep their own verdicts: a hit is always the same token and nonce")
+    func sharedHash() {
         let cache = VerdictCache(capacity: 64, shards: 4)
         let first = "eyJhIjoxfQ.eyJiIjoxfQ.SAME-TAIL-0123456789"
         let second = "eyJhIjoyfQ.eyJiIjoyfQ.SAME-TAIL-0123456789"
-        #expect(VerdictCache.Probe(token: first, nonce: nil).value == VerdictCache.Probe(token: second, nonce: nil).value)
-        let refused = VerdictCache.Verdict(error: TokenError(.badSignature, "forged"), claims: .none, signatureVerified: false,
-                                           profile: nil, replayEntry: nil)
-        VerdictCacheTests.insert(first, VerdictCacheTests.verdict, in: cache)
-        #expect(VerdictCacheTests.lookup(second, in: cache) == nil)
-        VerdictCacheTests.insert(second, refused, in: cache)
-        #expect(VerdictCacheTests.lookup(first, in: cache)?.error == nil)
-        #expect(VerdictCacheTests.lookup(first, in: cache) != nil)
-        #expect(VerdictCacheTests.lookup(second, in: cache)?.error?.code == .badSignature)
-        // A nonce makes another probe, and another key.
-        #expect(VerdictCache.Probe(token: first, nonce: "n").value != VerdictCache.Probe(token: first, nonce: nil).value)
-        #expect(cache.lookup(VerdictCache.Probe(token: first, nonce: "n"), at: 0) { VerdictCache.Key(token: first, nonce: "n", key: cache.hashKey) } == nil)
+        let hash: UInt64 = 0x1234_5678_9ABC_DEF0
+        VerdictCacheTests.insert(first, VerdictCacheTests.verdict, in: cache, hash: hash)
+        #expect(VerdictCacheTests.lookup(second, in: cache, hash: hash) == nil)
+        #expect(VerdictCacheTests.lookup(first, nonce: "n", in: cache, hash: hash) == nil)
+        #expect(VerdictCacheTests.lookup(first, nonce: "", in: cache, hash: hash) == nil)
+        VerdictCacheTests.insert(second, VerdictCacheTests.refused, in: cache, hash: hash)
+        VerdictCacheTests.insert(first, nonce: "n", VerdictCacheTests.refused, in: cache, hash: hash)
+        #expect(VerdictCacheTests.lookup(first, in: cache, hash: hash) != nil)
+        #expect(VerdictCacheTests.lookup(first, in: cache, hash: hash)?.error == nil)
+        #expect(VerdictCacheTests.lookup(second, in: cache, hash: hash)?.error?.code == .badSignature)
+        #expect(VerdictCacheTests.lookup(first, nonce: "n", in: cache, hash: hash)?.error?.code == .badSignature)
+    }
+
+    @Test("the hash reads every byte of the token and the nonce, and depends on the cache's seeds")
+    func hashCoversEveryByte() {
+        let cache = VerdictCache(capacity: 64)
+        for length in 0..<70 {
+            let token = String(repeating: "a", count: length)
+            let base = cache.hash(token: token, nonce: nil)
+            #expect(cache.hash(token: token, nonce: nil) == base)
+            #expect(cache.hash(token: token + "a", nonce: nil) != base, "length \(length)")
+            for position in 0..<length {
+                var bytes = Array(token.utf8)
+                bytes[position] = UInt8(ascii: "b")
+                #expect(cache.hash(token: String(decoding: bytes, as: UTF8.self), nonce: nil) != base,
+                        "length \(length), byte \(position)")
+            }
+            #expect(cache.hash(token: token, nonce: "") != base)
+            #expect(cache.hash(token: token, nonce: "n") != cache.hash(token: token, nonce: "m"))
+        }
+        let other = VerdictCache(capacity: 64)
+        #expect(other.hash(token: "eyJa.eyJb.c", nonce: nil) != cache.hash(token: "eyJa.eyJb.c", nonce: nil))
     }
 }
