@@ -2,18 +2,23 @@
 public struct RawLine: Sendable {
     /// 1-based line number in the input.
     public let number: Int
-    /// The line's bytes, at most the reader's `maxLineBytes`; a trailing CR (CRLF line ends) is removed.
-    public let bytes: [UInt8]
+    /// The line's bytes, at most the reader's `maxLineBytes`; a trailing CR (CRLF line ends) is removed. A line
+    /// read whole from one chunk of input is a slice of that chunk (its indices are the chunk's), not a copy.
+    public let bytes: ArraySlice<UInt8>
     /// The line's full length in bytes; larger than `bytes.count` when the line was over the cap.
     public let length: Int
     /// The input ended inside this line because it could not be read further (a truncated gzip stream).
     public let cutByInputError: Bool
 
-    public init(number: Int, bytes: [UInt8], length: Int, cutByInputError: Bool = false) {
+    public init(number: Int, bytes: ArraySlice<UInt8>, length: Int, cutByInputError: Bool = false) {
         self.number = number
         self.bytes = bytes
         self.length = length
         self.cutByInputError = cutByInputError
+    }
+
+    public init(number: Int, bytes: [UInt8], length: Int, cutByInputError: Bool = false) {
+        self.init(number: number, bytes: bytes[...], length: length, cutByInputError: cutByInputError)
     }
 
     /// Whether the line was longer than the reader keeps.
@@ -56,8 +61,13 @@ public final class LineReader {
             if position < chunk.count {
                 let end = LineReader.newline(in: chunk, from: position)
                 if let end {
-                    append(chunk, position..<end)
+                    let start = position
                     position = end + 1
+                    if partialLength == 0 {
+                        // The whole line is in this chunk: hand out a slice of it, no copy.
+                        return line(chunk[start..<min(end, start + maxLineBytes + 1)], length: end - start, cut: false)
+                    }
+                    append(chunk, start..<end)
                     return takeLine(cut: false)
                 }
                 append(chunk, position..<chunk.count)
@@ -82,23 +92,33 @@ public final class LineReader {
         }
     }
 
+    /// Keeps the start of a line that continues in the next chunk, up to the cap.
     private func append(_ bytes: [UInt8], _ range: Range<Int>) {
         partialLength += range.count
         let room = maxLineBytes + 1 - partial.count   // one spare byte so that a CR before LF can be told apart
         if room > 0 { partial.append(contentsOf: bytes[range.lowerBound..<(range.lowerBound + min(room, range.count))]) }
     }
 
+    /// The line kept across chunks.
     private func takeLine(cut: Bool) -> RawLine {
+        let bytes = partial[...]
+        let length = partialLength
+        partial = []
+        partialLength = 0
+        return line(bytes, length: length, cut: cut)
+    }
+
+    /// Numbers a line of `length` bytes of which `bytes` (at most the cap and one byte) were kept: without a
+    /// CR before its LF, cut to the cap.
+    private func line(_ kept: ArraySlice<UInt8>, length: Int, cut: Bool) -> RawLine {
         lineNumber += 1
-        var bytes = partial
-        var length = partialLength
+        var bytes = kept
+        var length = length
         if length <= maxLineBytes + 1, bytes.last == 0x0D {
-            bytes.removeLast()
+            bytes = bytes.dropLast()
             length -= 1
         }
-        if bytes.count > maxLineBytes { bytes.removeLast(bytes.count - maxLineBytes) }
-        partial.removeAll(keepingCapacity: partial.capacity <= 64 * 1024)
-        partialLength = 0
+        if bytes.count > maxLineBytes { bytes = bytes.prefix(maxLineBytes) }
         return RawLine(number: lineNumber, bytes: bytes, length: length, cutByInputError: cut)
     }
 

@@ -24,7 +24,7 @@ public struct RecordExtractor: Sendable {
                                problem: TokenError(.malformed, "line \(line.number) is \(line.length) bytes long, over the \(limit)-byte limit for one record; it was not read"))
         }
         let bytes = line.bytes
-        var start = 0, end = bytes.count
+        var start = bytes.startIndex, end = bytes.endIndex
         while start < end, RecordExtractor.isBlank(bytes[start]) { start += 1 }
         while end > start, RecordExtractor.isBlank(bytes[end - 1]) { end -= 1 }
         guard start < end else { return nil }
@@ -34,10 +34,9 @@ public struct RecordExtractor: Sendable {
                                problem: TokenError(.malformed, "the input ends inside line \(line.number) (it could not be read further), so the line is incomplete"))
         }
         if body.first == UInt8(ascii: "{") {
-            // The usual line is the object alone: parse the line's own array rather than a copy of it.
-            return json(start == 0 && end == bytes.count ? bytes : Array(body), line: line.number)
+            return json(Array(body), line: line.number)
         }
-        let printableWord = body.allSatisfy { $0 > 0x20 && $0 < 0x7F }
+        let printableWord = RecordExtractor.isPrintableWord(body)
         if printableWord, RecordExtractor.startsWithJWS(body) || RecordExtractor.findToken(body) == nil {
             // One word is judged whole, so that a padded or damaged token is refused as the verifier would.
             return AuditRecord(line: line.number, form: .bareToken, token: String(decoding: body, as: UTF8.self))
@@ -64,16 +63,16 @@ public struct RecordExtractor: Sendable {
                                problem: TokenError(.malformed, "line \(line) starts with \"{\" but is not a valid JSON object: \(error)"))
         }
         var id: RecordID?
-        if let value = object["id"], !value.isNull {
+        if let value = object[RecordExtractor.idKey], !value.isNull {
             id = value.kind == .string ? .string(value.string ?? "") : .json(value.rawJSON)
         }
         func bad(_ message: String) -> AuditRecord {
             AuditRecord(line: line, form: .json, id: id, problem: TokenError(.malformed, message))
         }
-        guard let tokenValue = object["token"] else { return bad("the JSON record on line \(line) has no \"token\"") }
+        guard let tokenValue = object[RecordExtractor.tokenKey] else { return bad("the JSON record on line \(line) has no \"token\"") }
         guard let token = tokenValue.string else { return bad("the JSON record on line \(line) has a \"token\" that is not a string") }
         var at: Double?
-        if let value = object["at"], !value.isNull {
+        if let value = object[RecordExtractor.atKey], !value.isNull {
             switch value.kind {
             case .integer, .real: at = value.double
             case .string: at = value.string.flatMap(Timestamp.parse)
@@ -85,15 +84,46 @@ public struct RecordExtractor: Sendable {
             at = seconds
         }
         var nonce: String?
-        if let value = object["nonce"], !value.isNull {
+        if let value = object[RecordExtractor.nonceKey], !value.isNull {
             guard let text = value.string else { return bad("the \"nonce\" of the JSON record on line \(line) is not a string") }
             nonce = text
         }
         return AuditRecord(line: line, form: .json, id: id, token: token, at: at, nonce: nonce)
     }
 
+    /// The members a JSON record may have, hashed once.
+    static let idKey = JSONKey("id")
+    static let tokenKey = JSONKey("token")
+    static let atKey = JSONKey("at")
+    static let nonceKey = JSONKey("nonce")
+
     static func startsWithJWS(_ bytes: ArraySlice<UInt8>) -> Bool {
         bytes.count >= 3 && bytes[bytes.startIndex] == 0x65 && bytes[bytes.startIndex + 1] == 0x79 && bytes[bytes.startIndex + 2] == 0x4A
+    }
+
+    /// Whether every byte is printable ASCII other than space (0x21–0x7E), eight bytes at a time.
+    static func isPrintableWord(_ bytes: ArraySlice<UInt8>) -> Bool {
+        bytes.withUnsafeBytes { raw -> Bool in
+            let ones: UInt64 = 0x0101_0101_0101_0101
+            let highs: UInt64 = 0x8080_8080_8080_8080
+            let count = raw.count
+            var i = 0
+            while i + 8 <= count {
+                let word = raw.loadUnaligned(fromByteOffset: i, as: UInt64.self)
+                let del = word ^ (0x7F &* ones)
+                // A byte of 0x80 or more; one below 0x21 (exact for bytes under 0x80); one equal to DEL.
+                if word & highs != 0 || (word &- 0x21 &* ones) & ~word & highs != 0 || (del &- ones) & ~del & highs != 0 {
+                    return false
+                }
+                i += 8
+            }
+            while i < count {
+                let byte = raw[i]
+                if byte <= 0x20 || byte >= 0x7F { return false }
+                i += 1
+            }
+            return true
+        }
     }
 
     static func isBlank(_ byte: UInt8) -> Bool { byte == 0x20 || byte == 0x09 || byte == 0x0D }

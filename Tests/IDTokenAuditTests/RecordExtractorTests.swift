@@ -1,5 +1,5 @@
 import Foundation
-import IDTokenAudit
+@testable import IDTokenAudit
 import IDTokenKit
 import Testing
 
@@ -9,6 +9,23 @@ struct RecordExtractorTests {
 
     func extract(_ text: String, number: Int = 1) -> AuditRecord? {
         RecordExtractor().extract(RawLine(number: number, bytes: Array(text.utf8), length: text.utf8.count))
+    }
+
+    @Test("the word-at-a-time printable check agrees with a byte-by-byte one for every byte value at every position")
+    func printableWord() {
+        for length in 1...19 {
+            for position in 0..<length {
+                for value in 0...255 {
+                    var bytes = Array(repeating: UInt8(ascii: "e"), count: length)
+                    bytes[position] = UInt8(value)
+                    let expected = bytes.allSatisfy { $0 > 0x20 && $0 < 0x7F }
+                    #expect(RecordExtractor.isPrintableWord(bytes[...]) == expected, "length \(length), byte \(value) at \(position)")
+                    // A slice that does not start at index 0, as a line cut from a chunk of input is.
+                    let padded = [0x20] + bytes + [0x20]
+                    #expect(RecordExtractor.isPrintableWord(padded[1..<(length + 1)]) == expected)
+                }
+            }
+        }
     }
 
     @Test("a bare token is the whole line")
