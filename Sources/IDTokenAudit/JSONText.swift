@@ -29,19 +29,54 @@ extension JSONText {
     }
 
     static func appendOptionalString(_ text: String?, to out: inout [UInt8]) {
-        if let text { appendString(text, to: &out) } else { appendRaw("null", to: &out) }
+        if let text { appendPlainString(text, to: &out) } else { appendLiteral("null", to: &out) }
+    }
+
+    /// Appends `text` as a JSON string literal, as `appendString` does. The usual value (an issuer, a subject, a
+    /// key ID) holds nothing to escape, which is checked eight bytes at a time and then copied in one piece;
+    /// a value that needs escapes goes to `appendString`.
+    static func appendPlainString(_ text: String, to out: inout [UInt8]) {
+        var text = text
+        let copied = text.withUTF8 { bytes -> Bool in
+            guard !needsEscape(UnsafeRawBufferPointer(bytes)) else { return false }
+            out.append(0x22)
+            out.append(contentsOf: bytes)
+            out.append(0x22)
+            return true
+        }
+        if !copied { appendString(text, to: &out) }
+    }
+
+    /// Whether any byte is one that a JSON string literal must escape here: below 0x20, `"`, `\` or DEL.
+    static func needsEscape(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let highs: UInt64 = 0x8080_8080_8080_8080
+        // Whether any byte of `word` is zero (exact as a yes/no answer: the classic has-zero-byte test).
+        @inline(__always) func hasZero(_ word: UInt64) -> Bool { (word &- ones) & ~word & highs != 0 }
+        let count = bytes.count
+        var i = 0
+        while i + 8 <= count {
+            let word = bytes.loadUnaligned(fromByteOffset: i, as: UInt64.self)
+            // A byte below 0x20 (exact for any bound up to 0x80), or one equal to `"`, `\` or DEL.
+            if (word &- 0x20 &* ones) & ~word & highs != 0 || hasZero(word ^ (0x22 &* ones))
+                || hasZero(word ^ (0x5C &* ones)) || hasZero(word ^ (0x7F &* ones)) { return true }
+            i += 8
+        }
+        while i < count {
+            let byte = bytes[i]
+            if byte < 0x20 || byte == 0x22 || byte == 0x5C || byte == 0x7F { return true }
+            i += 1
+        }
+        return false
     }
 
     static func appendRaw(_ text: String, to out: inout [UInt8]) {
-        if text.utf8.withContiguousStorageIfAvailable({ out.append(contentsOf: $0) }) == nil { out.append(contentsOf: text.utf8) }
+        var text = text
+        text.withUTF8 { out.append(contentsOf: $0) }
     }
 
-    static func appendKey(_ key: StaticString, to out: inout [UInt8], first: Bool = false) {
-        if !first { out.append(0x2C) }
-        out.append(0x22)
-        key.withUTF8Buffer { out.append(contentsOf: $0) }
-        out.append(0x22)
-        out.append(0x3A)
+    static func appendLiteral(_ text: StaticString, to out: inout [UInt8]) {
+        text.withUTF8Buffer { out.append(contentsOf: $0) }
     }
 
     /// A number as JSON: integers without a fraction, others with up to millisecond precision; null if not finite.

@@ -29,48 +29,45 @@ public enum OutputFormat: String, Sendable, CaseIterable {
 }
 
 enum RecordRendering {
+    /// Each member's name is written with the comma and quotes around it in one piece.
     static func ndjson(_ r: AuditResult, into out: inout [UInt8]) {
-        out.append(0x7B)
-        JSONText.appendKey("line", to: &out, first: true)
+        JSONText.appendLiteral("{\"line\":", to: &out)
         JSONText.appendInt(r.line, to: &out)
-        JSONText.appendKey("id", to: &out)
+        JSONText.appendLiteral(",\"id\":", to: &out)
         switch r.id {
-        case .string(let text)?: JSONText.appendString(text, to: &out)
+        case .string(let text)?: JSONText.appendPlainString(text, to: &out)
         case .json(let raw)?: JSONText.appendRaw(raw, to: &out)
-        case nil: JSONText.appendRaw("null", to: &out)
+        case nil: JSONText.appendLiteral("null", to: &out)
         }
-        JSONText.appendKey("valid", to: &out)
-        JSONText.appendRaw(r.isValid ? "true" : "false", to: &out)
-        JSONText.appendKey("error", to: &out)
+        JSONText.appendLiteral(r.isValid ? ",\"valid\":true,\"error\":" : ",\"valid\":false,\"error\":", to: &out)
         JSONText.appendOptionalString(r.error?.code.rawValue, to: &out)
-        JSONText.appendKey("iss", to: &out)
+        JSONText.appendLiteral(",\"iss\":", to: &out)
         JSONText.appendOptionalString(r.claims.issuer, to: &out)
-        JSONText.appendKey("sub", to: &out)
+        JSONText.appendLiteral(",\"sub\":", to: &out)
         JSONText.appendOptionalString(r.claims.subject, to: &out)
-        JSONText.appendKey("aud", to: &out)
+        JSONText.appendLiteral(",\"aud\":", to: &out)
         switch r.claims.audience {
-        case .single(let value)?: JSONText.appendString(value, to: &out)
+        case .single(let value)?: JSONText.appendPlainString(value, to: &out)
         case .list(let values)?:
             out.append(0x5B)
             for (k, value) in values.enumerated() {
                 if k > 0 { out.append(0x2C) }
-                JSONText.appendString(value, to: &out)
+                JSONText.appendPlainString(value, to: &out)
             }
             out.append(0x5D)
-        case nil: JSONText.appendRaw("null", to: &out)
+        case nil: JSONText.appendLiteral("null", to: &out)
         }
-        JSONText.appendKey("kid", to: &out)
+        JSONText.appendLiteral(",\"kid\":", to: &out)
         JSONText.appendOptionalString(r.claims.kid, to: &out)
-        JSONText.appendKey("exp", to: &out)
-        JSONText.appendRaw(r.claims.expiresText ?? "null", to: &out)
-        JSONText.appendKey("iat", to: &out)
-        JSONText.appendRaw(r.claims.issuedAtText ?? "null", to: &out)
-        JSONText.appendKey("at", to: &out)
+        JSONText.appendLiteral(",\"exp\":", to: &out)
+        if let exp = r.claims.expiresText { JSONText.appendRaw(exp, to: &out) } else { JSONText.appendLiteral("null", to: &out) }
+        JSONText.appendLiteral(",\"iat\":", to: &out)
+        if let iat = r.claims.issuedAtText { JSONText.appendRaw(iat, to: &out) } else { JSONText.appendLiteral("null", to: &out) }
+        JSONText.appendLiteral(",\"at\":", to: &out)
         JSONText.appendNumber(r.at, to: &out)
-        JSONText.appendKey("message", to: &out)
+        JSONText.appendLiteral(",\"message\":", to: &out)
         JSONText.appendOptionalString(r.error?.message, to: &out)
-        out.append(0x7D)
-        out.append(0x0A)
+        JSONText.appendLiteral("}\n", to: &out)
     }
 
     static func csv(_ r: AuditResult, into out: inout [UInt8]) {
