@@ -6,17 +6,33 @@ public struct BoundedCounter: Sendable, Equatable {
     /// Occurrences of values that arrived after the limit was reached.
     public private(set) var otherCount = 0
     public let limit: Int
+    /// The values counted last and where they are in `counts`: a log repeats a handful of issuers, audiences and
+    /// key IDs, mostly as the very same shared strings, which compare equal at once; such a value is counted
+    /// without hashing it. Emptied whenever `counts` gains a value (its indices may then move).
+    private var recent: [(value: String, index: Dictionary<String, Int>.Index)] = []
+    private static let recentLimit = 8
 
     public init(limit: Int = 1000) { self.limit = limit }
 
     public mutating func add(_ value: String, _ n: Int = 1) {
+        for entry in recent where entry.value == value {
+            counts.values[entry.index] += n
+            return
+        }
         if let index = counts.index(forKey: value) {
             counts.values[index] += n          // one lookup, counted in place
+            if recent.count == BoundedCounter.recentLimit { recent.removeFirst() }
+            recent.append((value, index))
         } else if counts.count < limit {
             counts[value] = n
+            recent.removeAll(keepingCapacity: true)
         } else {
             otherCount += n
         }
+    }
+
+    public static func == (a: BoundedCounter, b: BoundedCounter) -> Bool {
+        a.counts == b.counts && a.otherCount == b.otherCount && a.limit == b.limit
     }
 
     /// Values by decreasing count, then by name.

@@ -41,10 +41,10 @@ public final class ReportedClaims: Sendable, Hashable {
             guard let value else { return nil }
             return (interner.map { $0.string(value) } ?? value.string).map { ReportedClaims.clip($0) }
         }
-        kid = text(header?["kid"], interners?.kid)
-        issuer = text(claims?["iss"], interners?.issuer)
-        subject = claims?["sub"]?.string.map { ReportedClaims.clip($0) }
-        if let aud = claims?["aud"] {
+        kid = text(header?[Keys.kid], interners?.kid)
+        issuer = text(claims?[Keys.iss], interners?.issuer)
+        subject = claims?[Keys.sub]?.string.map { ReportedClaims.clip($0) }
+        if let aud = claims?[Keys.aud] {
             if aud.kind == .string {
                 audience = text(aud, interners?.audience).map { .single($0) }
             } else if let elements = aud.array {
@@ -55,14 +55,26 @@ public final class ReportedClaims: Sendable, Hashable {
         } else {
             audience = nil
         }
-        if let exp = claims?["exp"], exp.kind == .integer || exp.kind == .real {
+        if let exp = claims?[Keys.exp], exp.kind == .integer || exp.kind == .real {
             expiresText = exp.rawJSON
             expires = exp.double
         } else {
             expiresText = nil
             expires = nil
         }
-        if let iat = claims?["iat"], iat.kind == .integer || iat.kind == .real { issuedAtText = iat.rawJSON } else { issuedAtText = nil }
+        if let iat = claims?[Keys.iat], iat.kind == .integer || iat.kind == .real { issuedAtText = iat.rawJSON } else { issuedAtText = nil }
+    }
+
+    /// The names read from every token, hashed once.
+    enum Keys {
+        static let kid = JSONKey("kid")
+        static let iss = JSONKey("iss")
+        static let sub = JSONKey("sub")
+        static let aud = JSONKey("aud")
+        static let exp = JSONKey("exp")
+        static let iat = JSONKey("iat")
+        static let nbf = JSONKey("nbf")
+        static let authTime = JSONKey("auth_time")
     }
 
     public static func == (a: ReportedClaims, b: ReportedClaims) -> Bool {

@@ -4,12 +4,13 @@ import IDTokenKit
 /// IDs: a log of a million tokens from three providers holds a handful of distinct values, and making a new
 /// string for each record's copy costs an allocation, its release, and a full hash wherever it is counted.
 ///
-/// Compares a JSON string value with the few strings it holds (no allocation), and makes a string only for a
-/// value it does not hold. It holds at most `capacity` values (the last one replaced when full), so that a log of
+/// Compares a JSON string value's bytes with the few values it holds (no allocation), and makes a string only
+/// for a value it does not hold. It holds at most `capacity` values (the last one replaced when full), so that a log of
 /// forged tokens with a new value on every line costs a few comparisons a value, no more. One per field
 /// (`kid`, `iss`, `aud`) and worker thread: not shared, no lock.
 final class StringInterner {
-    private var values: [String] = []
+    /// Each value held: its UTF-8 bytes (compared with a JSON value's bytes in place) and its shared text.
+    private var values: [(bytes: [UInt8], text: String)] = []
     private let capacity: Int
     /// Longer values are not kept (reports clip them anyway).
     private let maxLength = 256
@@ -22,13 +23,21 @@ final class StringInterner {
     /// The value's text, shared with earlier equal values when possible; nil when the value is not a string.
     func string(_ value: JSONValue) -> String? {
         guard value.kind == .string else { return nil }
-        for candidate in values where value.stringEquals(candidate) { return candidate }
+        // The value's decoded bytes are read once, in place, and compared with each held value of the same length.
+        let held = value.withStringBytes { bytes -> String? in
+            for candidate in values where candidate.bytes.count == bytes.count {
+                if candidate.bytes.withUnsafeBufferPointer({ $0.elementsEqual(bytes) }) { return candidate.text }
+            }
+            return nil
+        }
+        if let text = held ?? nil { return text }
         guard let text = value.string else { return nil }
         if text.utf8.count <= maxLength {
+            let entry = (bytes: Array(text.utf8), text: text)
             if values.count < capacity {
-                values.append(text)
+                values.append(entry)
             } else {
-                values[values.count - 1] = text     // the last value in makes room
+                values[values.count - 1] = entry     // the last value in makes room
             }
         }
         return text

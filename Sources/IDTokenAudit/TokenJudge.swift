@@ -44,9 +44,14 @@ public struct Judgement: Sendable {
     public var timeThresholds: [Double] {
         guard let claims else { return [] }
         var out: [Double] = []
-        for (name, sign) in [("exp", 1.0), ("nbf", -1.0), ("iat", -1.0), ("auth_time", -1.0)] {
-            if let value = claims[name], let seconds = value.double, seconds.isFinite { out.append(seconds + sign * leeway) }
+        out.reserveCapacity(4)
+        func add(_ key: JSONKey, _ sign: Double) {
+            if let value = claims[key], let seconds = value.double, seconds.isFinite { out.append(seconds + sign * leeway) }
         }
+        add(ReportedClaims.Keys.exp, 1)
+        add(ReportedClaims.Keys.nbf, -1)
+        add(ReportedClaims.Keys.iat, -1)
+        add(ReportedClaims.Keys.authTime, -1)
         return out
     }
 }
