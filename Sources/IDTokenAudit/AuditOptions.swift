@@ -23,7 +23,7 @@ public struct AuditOptions: Sendable {
 
     public init(threads: Int = ProcessInfo.processInfo.activeProcessorCount, defaultTime: Double,
                 defaultNonce: String? = nil, maxLineBytes: Int = 1 << 20, cacheCapacity: Int = 8192,
-                batchLines: Int = 128, batchBytes: Int = 512 << 10, batchesPerThread: Int = 3,
+                batchLines: Int = 512, batchBytes: Int = 512 << 10, batchesPerThread: Int = 3,
                 format: OutputFormat = .ndjson, progressInterval: Double = 0.5) {
         self.threads = max(1, threads)
         self.defaultTime = defaultTime
