@@ -4,7 +4,9 @@ import Foundation
 /// bounded by the caller (the audit's in-flight semaphore), not here.
 final class BlockingQueue<Element>: @unchecked Sendable {
     private let condition = NSCondition()
-    private var items: [Element] = []
+    /// Items from `head` on are waiting; the slots before it are emptied as items are taken, so that the queue
+    /// does not keep what it handed out (a batch of lines holds on to the input chunks it was cut from).
+    private var items: [Element?] = []
     private var head = 0
     private var closed = false
 
@@ -21,7 +23,7 @@ final class BlockingQueue<Element>: @unchecked Sendable {
         defer { condition.unlock() }
         while head == items.count && !closed { condition.wait() }
         guard head < items.count else { return nil }
-        let item = items[head]
+        let item = items[head].take()
         head += 1
         if head > 64 && head * 2 > items.count {
             items.removeFirst(head)
