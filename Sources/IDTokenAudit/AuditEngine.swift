@@ -109,9 +109,10 @@ public final class AuditEngine: @unchecked Sendable {
             var rendered: [UInt8] = []
             var changed = false
             var start = 0
-            for (k, original) in batch.results.enumerated() {
+            for k in batch.results.indices {
                 let end = batch.ends[k]
-                var result = original
+                var result = batch.results[k]
+                let wasValid = result.isValid
                 if result.isValid, let replay, let entry = result.replayEntry, failure == nil {
                     do throws(TokenError) {
                         if let first = try replay.record(entry, line: result.line, at: result.at) {
@@ -130,7 +131,7 @@ public final class AuditEngine: @unchecked Sendable {
                         break
                     }
                 }
-                if result.isValid != original.isValid, output != nil {
+                if result.isValid != wasValid, output != nil {
                     if !changed {
                         changed = true
                         rendered.reserveCapacity(batch.rendered.count + 256)
@@ -207,7 +208,7 @@ public final class AuditEngine: @unchecked Sendable {
         var out = Processed(bytesRead: batch.bytesRead, linesRead: batch.linesRead)
         out.results.reserveCapacity(batch.lines.count)
         out.ends.reserveCapacity(batch.lines.count)
-        out.rendered.reserveCapacity(batch.lines.count * 320)
+        out.rendered.reserveCapacity(batch.lines.count * 480)
         for line in batch.lines {
             guard let record = extractor.extract(line) else {
                 out.blankLines += 1
@@ -249,7 +250,7 @@ public final class AuditEngine: @unchecked Sendable {
         let verdict = VerdictCache.Verdict(error: judgement.error, claims: claims, signatureVerified: judgement.signatureVerified,
                                            profile: judgement.profile, replayEntry: replayEntry)
         if cache.isEnabled {
-            let interval = VerdictCache.interval(around: at, thresholds: judgement.timeThresholds)
+            let interval = judgement.interval(around: at)
             cache.insert(hash, token: token, nonce: nonce,
                          entry: VerdictCache.Entry(from: interval.from, until: interval.until, verdict: verdict))
         }

@@ -36,6 +36,9 @@ public struct AuditProfile: Sendable {
 /// The verdict is the one routing alone gives, for one payload read fewer per accepted token.
 public struct ProfileJudge: TokenJudge {
     public let profiles: [AuditProfile]
+    /// The profiles as the judge uses them, by reference: a record costs one retain of its route, not a copy of a
+    /// profile's verifier, keys and policy.
+    private let routes: [Route]
     private let byIssuer: [String: Int]
     /// Key IDs found in exactly one profile's keys: the profile a token signed with that key most likely is for.
     private let byKid: [String: Int]
@@ -66,6 +69,7 @@ public struct ProfileJudge: TokenJudge {
         }
         for kid in ambiguous { byKid[kid] = nil }
         self.profiles = profiles
+        self.routes = profiles.map(Route.init)
         self.nonceMode = nonceMode
         self.byIssuer = byIssuer
         self.byKid = byKid
@@ -74,7 +78,7 @@ public struct ProfileJudge: TokenJudge {
     }
 
     public func judge(_ token: String, at: Double, nonce: String?) -> Judgement {
-        if profiles.count == 1 { return verify(token, with: profiles[0], at: at, nonce: nonce, peeked: nil) }
+        if routes.count == 1 { return verify(token, with: routes[0], at: at, nonce: nonce, peeked: nil) }
         let jws: CompactJWS
         let claims: JSONObject
         do throws(TokenError) {
@@ -85,7 +89,7 @@ public struct ProfileJudge: TokenJudge {
         }
         var guessed: (index: Int, judgement: Judgement)?
         if let kid = jws.header.kid, let index = byKid[kid] {
-            let judgement = verify(token, with: profiles[index], at: at, nonce: nonce, split: jws, peeked: nil, readParts: false)
+            let judgement = verify(token, with: routes[index], at: at, nonce: nonce, split: jws, peeked: nil, readParts: false)
             if judgement.isValid { return judgement }
             guessed = (index, judgement)
         }
@@ -108,7 +112,7 @@ public struct ProfileJudge: TokenJudge {
             judgement.claims = claims
             return judgement
         }
-        return verify(token, with: profiles[index], at: at, nonce: nonce, split: jws, peeked: (jws, claims))
+        return verify(token, with: routes[index], at: at, nonce: nonce, split: jws, peeked: (jws, claims))
     }
 
     /// - Parameters:
@@ -117,15 +121,15 @@ public struct ProfileJudge: TokenJudge {
     ///   - peeked: the split and the claims routing read, reported for a refused token.
     ///   - readParts: whether to read a refused token's header and claims for the report when `peeked` is nil
     ///     (not when the caller reads them itself).
-    private func verify(_ token: String, with entry: AuditProfile, at: Double, nonce: String?,
+    private func verify(_ token: String, with entry: Route, at: Double, nonce: String?,
                         split: CompactJWS? = nil, peeked: (CompactJWS, JSONObject)?, readParts: Bool = true) -> Judgement {
-        let profile = entry.profile
-        let leeway = Double(profile.leeway.seconds)
-        let expected = nonce.map { (nonceMode ?? profile.nonceMode)?.expecting($0) ?? .exact($0) }
+        let leeway = entry.leeway
+        let limits = entry.limits
+        let expected = nonce.map { (nonceMode ?? entry.nonceMode)?.expecting($0) ?? .exact($0) }
         let now = Date(timeIntervalSince1970: at)
         do throws(TokenError) {
             let verified: VerifiedToken
-            if let jws = split, profile.limits == peekLimits {
+            if let jws = split, limits == peekLimits {
                 // Routing already split the token with these limits: verify that split, not a second one.
                 verified = try entry.verifier.verify(jws, keys: entry.keys, now: now, nonce: expected)
             } else {
@@ -137,15 +141,34 @@ public struct ProfileJudge: TokenJudge {
             var header = peeked?.0.header.object
             var claims = peeked?.1
             if peeked == nil && readParts {
-                if let jws = try? CompactJWS(token, limits: profile.limits) {
+                if let jws = try? CompactJWS(token, limits: limits) {
                     header = jws.header.object
-                    claims = try? jws.claims(maxDepth: profile.limits.maxDepth)
+                    claims = try? jws.claims(maxDepth: limits.maxDepth)
                 } else {
-                    (header, claims) = UnverifiedPeek.parts(token, maxBytes: profile.limits.maxTokenBytes)
+                    (header, claims) = UnverifiedPeek.parts(token, maxBytes: limits.maxTokenBytes)
                 }
             }
             return Judgement(error: error, signatureVerified: error.code.isAfterSignature, header: header, claims: claims,
                              leeway: leeway, profile: entry.name)
+        }
+    }
+
+    /// One profile as the judge uses it, with what each record reads of its policy worked out once.
+    private final class Route: Sendable {
+        let name: String
+        let verifier: IDTokenVerifier
+        let keys: JWKSet
+        let leeway: Double
+        let limits: JWSLimits
+        let nonceMode: NonceMode?
+
+        init(_ profile: AuditProfile) {
+            name = profile.name
+            verifier = profile.verifier
+            keys = profile.keys
+            leeway = Double(profile.profile.leeway.seconds)
+            limits = profile.profile.limits
+            nonceMode = profile.profile.nonceMode
         }
     }
 }

@@ -42,17 +42,30 @@ public struct Judgement: Sendable {
     /// and `nbf`, `iat`, `auth_time` − leeway (DESIGN §2). Between two neighbouring thresholds the verdict is
     /// the same, which is what lets the audit reuse it for a repeated token judged at another time.
     public var timeThresholds: [Double] {
-        guard let claims else { return [] }
         var out: [Double] = []
-        out.reserveCapacity(4)
-        func add(_ key: JSONKey, _ sign: Double) {
-            if let value = claims[key], let seconds = value.double, seconds.isFinite { out.append(seconds + sign * leeway) }
-        }
-        add(ReportedClaims.Keys.exp, 1)
-        add(ReportedClaims.Keys.nbf, -1)
-        add(ReportedClaims.Keys.iat, -1)
-        add(ReportedClaims.Keys.authTime, -1)
+        forEachThreshold { out.append($0) }
         return out
+    }
+
+    /// The interval of times `[from, until)` around `at` that no threshold splits: the times for which this
+    /// verdict holds. Worked out without building the list of thresholds.
+    public func interval(around at: Double) -> (from: Double, until: Double) {
+        var from = -Double.infinity, until = Double.infinity
+        forEachThreshold { t in
+            if t <= at { from = max(from, t) } else { until = min(until, t) }
+        }
+        return (from, until)
+    }
+
+    private func forEachThreshold(_ body: (Double) -> Void) {
+        guard let claims else { return }
+        func threshold(_ key: JSONKey, _ sign: Double) {
+            if let value = claims[key], let seconds = value.double, seconds.isFinite { body(seconds + sign * leeway) }
+        }
+        threshold(ReportedClaims.Keys.exp, 1)
+        threshold(ReportedClaims.Keys.nbf, -1)
+        threshold(ReportedClaims.Keys.iat, -1)
+        threshold(ReportedClaims.Keys.authTime, -1)
     }
 }
 

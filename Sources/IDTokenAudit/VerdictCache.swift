@@ -235,13 +235,4 @@ final class VerdictCache: @unchecked Sendable {
         // The dropped generation's tokens and verdicts are released here, outside the lock.
         withExtendedLifetime(dropped) {}
     }
-
-    /// The interval `[from, until)` around `at` that no threshold splits.
-    static func interval(around at: Double, thresholds: [Double]) -> (from: Double, until: Double) {
-        var from = -Double.infinity, until = Double.infinity
-        for t in thresholds {
-            if t <= at { from = max(from, t) } else { until = min(until, t) }
-        }
-        return (from, until)
-    }
 }
