@@ -13,8 +13,9 @@ import IDTokenKit
 /// reused for the very same token and nonce, whatever hash values anyone can make collide. A collision costs a
 /// verification, never a wrong verdict.
 ///
-/// Memory is bounded: each of the shards keeps two generations of at most `capacity / shards` tokens and drops
-/// the older generation when the newer fills. Each shard has its own lock, held for a probe of its tables.
+/// Memory is bounded: each of the shards keeps two generations of at most `capacity / shards` tokens, whose text
+/// takes at most 2 KiB a token of that count, and drops the older generation when the newer fills. Each shard
+/// has its own lock, held for a probe of its tables.
 final class VerdictCache: @unchecked Sendable {
     /// A verdict and the interval of times `[from, until)` for which it holds.
     struct Entry: Sendable {
@@ -53,22 +54,34 @@ final class VerdictCache: @unchecked Sendable {
         }
     }
 
-    /// One remembered token: its exact text and nonce (what identifies it) and its verdicts. The token is the
-    /// record's own string, shared, not a copy.
+    /// One remembered token: where its exact text and nonce (what identifies it) are in its generation's text
+    /// pages, and its verdicts.
     struct Slot {
-        let token: String
-        let nonce: String?
+        let page: Int32
+        let start: Int32
+        let tokenCount: Int32
+        /// -1 when the record had no nonce.
+        let nonceCount: Int32
         var pair: Pair
     }
 
     /// One generation of a shard: an open-addressing table with linear probing, kept at most half full, grown by
     /// doubling. The hashes sit in an array of their own, so that a probe reads plain integers and compares the
     /// text only where the hash matches. Tokens are never removed one by one: a generation is dropped whole.
+    ///
+    /// The tokens' and nonces' bytes are copied into pages of ``pageBytes`` (a larger token gets a page of its
+    /// own) rather than kept as one string each: the records' own strings are released with their batch, and
+    /// pages of one size are reused as they are, not left as holes of every size in the heap.
     struct Generation {
         /// Each slot's hash with its lowest bit set; 0 marks an empty slot.
         private var hashes: [UInt64]
         private var slots: [Slot?]
+        private var pages: [[UInt8]] = []
+        /// Bytes of token and nonce text held.
+        private(set) var textBytes = 0
         private(set) var count = 0
+
+        static let pageBytes = 32 * 1024
 
         /// A table with room for `tokens` tokens before it grows.
         init(roomFor tokens: Int) {
@@ -79,14 +92,24 @@ final class VerdictCache: @unchecked Sendable {
         }
 
         /// The slot index holding `token` with `nonce`, if held; `mark` is their hash with its lowest bit set.
-        func find(_ mark: UInt64, _ token: String, _ nonce: String?) -> Int? {
+        func find(_ mark: UInt64, _ token: UnsafeRawBufferPointer, _ nonce: UnsafeRawBufferPointer?) -> Int? {
             let mask = hashes.count - 1
             var i = Int(truncatingIfNeeded: mark >> 1) & mask
             while true {
                 let held = hashes[i]
                 if held == 0 { return nil }
-                if held == mark, slots[i]!.token == token, slots[i]!.nonce == nonce { return i }
+                if held == mark, holds(slots[i]!, token, nonce) { return i }
                 i = (i + 1) & mask
+            }
+        }
+
+        /// Whether `slot` is `token` with `nonce`, byte for byte.
+        private func holds(_ slot: Slot, _ token: UnsafeRawBufferPointer, _ nonce: UnsafeRawBufferPointer?) -> Bool {
+            guard Int(slot.tokenCount) == token.count, Int(slot.nonceCount) == (nonce?.count ?? -1) else { return false }
+            return pages[Int(slot.page)].withUnsafeBytes { page in
+                let start = Int(slot.start)
+                return VerdictCache.equal(page, at: start, token)
+                    && (nonce.map { VerdictCache.equal(page, at: start + token.count, $0) } ?? true)
             }
         }
 
@@ -94,9 +117,21 @@ final class VerdictCache: @unchecked Sendable {
 
         mutating func replacePair(at index: Int, with pair: Pair) { slots[index]!.pair = pair }
 
-        /// Adds a token that is not held.
-        mutating func add(_ mark: UInt64, _ slot: Slot) {
+        /// Adds a token that is not held, copying its text and nonce.
+        mutating func add(_ mark: UInt64, _ token: UnsafeRawBufferPointer, _ nonce: UnsafeRawBufferPointer?, _ pair: Pair) {
             if 2 * (count + 1) > hashes.count { grow() }
+            let bytes = token.count + (nonce?.count ?? 0)
+            if pages.isEmpty || pages[pages.count - 1].count + bytes > pages[pages.count - 1].capacity {
+                var page: [UInt8] = []
+                page.reserveCapacity(max(Generation.pageBytes, bytes))
+                pages.append(page)
+            }
+            let last = pages.count - 1
+            let slot = Slot(page: Int32(last), start: Int32(pages[last].count), tokenCount: Int32(token.count),
+                            nonceCount: Int32(nonce?.count ?? -1), pair: pair)
+            pages[last].append(contentsOf: token)
+            if let nonce { pages[last].append(contentsOf: nonce) }
+            textBytes += bytes
             put(mark, slot)
             count += 1
         }
@@ -117,6 +152,24 @@ final class VerdictCache: @unchecked Sendable {
         }
     }
 
+    /// Whether the bytes of `all` from `start` are `bytes`, eight at a time.
+    static func equal(_ all: UnsafeRawBufferPointer, at start: Int, _ bytes: UnsafeRawBufferPointer) -> Bool {
+        let count = bytes.count
+        guard start + count <= all.count else { return false }
+        var i = 0
+        while i + 8 <= count {
+            if all.loadUnaligned(fromByteOffset: start + i, as: UInt64.self) != bytes.loadUnaligned(fromByteOffset: i, as: UInt64.self) {
+                return false
+            }
+            i += 8
+        }
+        while i < count {
+            if all[start + i] != bytes[i] { return false }
+            i += 1
+        }
+        return true
+    }
+
     private final class Shard {
         let lock = NSLock()
         var current: Generation
@@ -131,6 +184,11 @@ final class VerdictCache: @unchecked Sendable {
 
     private let shards: [Shard]
     private let perShard: Int
+    /// The most bytes of token and nonce text a shard's generation holds: tokens are at most a profile's size
+    /// limit, not 1 KB, and a log of large tokens must not make the cache large. Typical ID tokens (about 1 KB)
+    /// fill a generation's count first.
+    private let perShardBytes: Int
+    static let textBytesPerToken = 2048
     /// The seeds of ``hash(token:nonce:)``: random per cache, so that nobody writing a log knows which tokens
     /// share a slot.
     private let seeds = (UInt64.random(in: .min ... .max), UInt64.random(in: .min ... .max),
@@ -142,6 +200,7 @@ final class VerdictCache: @unchecked Sendable {
         let perShard = capacity / count
         self.shards = (0..<count).map { _ in Shard(limit: perShard) }
         self.perShard = perShard
+        self.perShardBytes = perShard * VerdictCache.textBytesPerToken
     }
 
     var isEnabled: Bool { perShard > 0 }
@@ -203,36 +262,52 @@ final class VerdictCache: @unchecked Sendable {
         guard isEnabled else { return nil }
         let mark = hash | 1
         let shard = shard(hash)
-        shard.lock.lock()
-        defer { shard.lock.unlock() }
-        if let index = shard.current.find(mark, token, nonce) { return shard.current.pair(at: index).verdict(at: at) }
-        if let index = shard.previous.find(mark, token, nonce) { return shard.previous.pair(at: index).verdict(at: at) }
-        return nil
+        return VerdictCache.withBytes(token, nonce) { token, nonce -> Verdict? in
+            shard.lock.lock()
+            defer { shard.lock.unlock() }
+            if let index = shard.current.find(mark, token, nonce) { return shard.current.pair(at: index).verdict(at: at) }
+            if let index = shard.previous.find(mark, token, nonce) { return shard.previous.pair(at: index).verdict(at: at) }
+            return nil
+        }
     }
 
     /// Remembers `entry` for `token` (with `nonce`; `hash` is their ``hash(token:nonce:)``), with the verdict
     /// before it: a log presents a token over a short span, so the last two intervals are the ones most likely
-    /// asked for next.
+    /// asked for next. A token whose text alone is over a generation's byte budget is not remembered.
     func insert(_ hash: UInt64, token: String, nonce: String?, entry: Entry) {
         guard isEnabled else { return }
         let mark = hash | 1
         let shard = shard(hash)
         var dropped: Generation?
-        shard.lock.lock()
-        if let index = shard.current.find(mark, token, nonce) {
-            shard.current.replacePair(at: index, with: Pair(latest: entry, earlier: shard.current.pair(at: index).latest))
-        } else {
-            if shard.current.count >= perShard {
+        VerdictCache.withBytes(token, nonce) { token, nonce in
+            let bytes = token.count + (nonce?.count ?? 0)
+            guard bytes <= perShardBytes else { return }
+            shard.lock.lock()
+            defer { shard.lock.unlock() }
+            if let index = shard.current.find(mark, token, nonce) {
+                shard.current.replacePair(at: index, with: Pair(latest: entry, earlier: shard.current.pair(at: index).latest))
+                return
+            }
+            if shard.current.count >= perShard || shard.current.textBytes + bytes > perShardBytes {
                 dropped = shard.previous
                 shard.previous = shard.current
-                // The generation before filled up, so this one most likely will too: its full size at once.
+                // The generation before filled up, so this one most likely will too: its full table at once.
                 shard.current = Generation(roomFor: perShard)
             }
             let earlier = shard.previous.find(mark, token, nonce).map { shard.previous.pair(at: $0).latest }
-            shard.current.add(mark, Slot(token: token, nonce: nonce, pair: Pair(latest: entry, earlier: earlier)))
+            shard.current.add(mark, token, nonce, Pair(latest: entry, earlier: earlier))
         }
-        shard.lock.unlock()
-        // The dropped generation's tokens and verdicts are released here, outside the lock.
+        // The dropped generation's pages and verdicts are released here, outside the lock.
         withExtendedLifetime(dropped) {}
+    }
+
+    /// Calls `body` with the UTF-8 bytes of `token` and of `nonce`, in place for native strings.
+    private static func withBytes<R>(_ token: String, _ nonce: String?,
+                                     _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer?) -> R) -> R {
+        var token = token
+        return token.withUTF8 { tokenBytes in
+            guard var nonce else { return body(UnsafeRawBufferPointer(tokenBytes), nil) }
+            return nonce.withUTF8 { body(UnsafeRawBufferPointer(tokenBytes), UnsafeRawBufferPointer($0)) }
+        }
     }
 }

@@ -43,6 +43,24 @@ struct VerdictCacheTests {
         #expect(hits == 2900)
     }
 
+    @Test("large tokens fill a generation by their bytes; a token over a generation's byte budget is not remembered")
+    func byteBudget() {
+        // 32 tokens a generation, so 64 KiB of text a generation.
+        let cache = VerdictCache(capacity: 32, shards: 1)
+        func token(_ k: Int, bytes: Int) -> String { "t\(k)-" + String(repeating: "x", count: bytes) }
+        #expect(!VerdictCacheTests.present(token(0, bytes: 10_000), to: cache))
+        #expect(VerdictCacheTests.present(token(0, bytes: 10_000), to: cache))
+        // Seven more fill the first generation by bytes; the first token is still held, in the older generation.
+        for k in 1...7 { #expect(!VerdictCacheTests.present(token(k, bytes: 10_000), to: cache)) }
+        #expect(VerdictCacheTests.present(token(0, bytes: 10_000), to: cache))
+        // Two generations' worth later, it is gone: at most two generations of text are kept.
+        for k in 8...24 { _ = VerdictCacheTests.present(token(k, bytes: 10_000), to: cache) }
+        #expect(!VerdictCacheTests.present(token(0, bytes: 10_000), to: cache))
+        let huge = token(99, bytes: 70_000)
+        #expect(!VerdictCacheTests.present(huge, to: cache))
+        #expect(!VerdictCacheTests.present(huge, to: cache))
+    }
+
     @Test("tokens that share a hash keep their own verdicts: a hit is always the same token and nonce")
     func sharedHash() {
         let cache = VerdictCache(capacity: 64, shards: 4)
