@@ -26,7 +26,9 @@ final class StringInterner {
         // The value's decoded bytes are read once, in place, and compared with each held value of the same length.
         let held = value.withStringBytes { bytes -> String? in
             for candidate in values where candidate.bytes.count == bytes.count {
-                if candidate.bytes.withUnsafeBufferPointer({ $0.elementsEqual(bytes) }) { return candidate.text }
+                if candidate.bytes.withUnsafeBytes({ ByteComparison.equal($0, at: 0, UnsafeRawBufferPointer(bytes)) }) {
+                    return candidate.text
+                }
             }
             return nil
         }

@@ -108,8 +108,8 @@ final class VerdictCache: @unchecked Sendable {
             guard Int(slot.tokenCount) == token.count, Int(slot.nonceCount) == (nonce?.count ?? -1) else { return false }
             return pages[Int(slot.page)].withUnsafeBytes { page in
                 let start = Int(slot.start)
-                return VerdictCache.equal(page, at: start, token)
-                    && (nonce.map { VerdictCache.equal(page, at: start + token.count, $0) } ?? true)
+                return ByteComparison.equal(page, at: start, token)
+                    && (nonce.map { ByteComparison.equal(page, at: start + token.count, $0) } ?? true)
             }
         }
 
@@ -150,24 +150,6 @@ final class VerdictCache: @unchecked Sendable {
             slots = Array(repeating: nil, count: oldHashes.count * 2)
             for (mark, slot) in zip(oldHashes, oldSlots) where mark != 0 { put(mark, slot!) }
         }
-    }
-
-    /// Whether the bytes of `all` from `start` are `bytes`, eight at a time.
-    static func equal(_ all: UnsafeRawBufferPointer, at start: Int, _ bytes: UnsafeRawBufferPointer) -> Bool {
-        let count = bytes.count
-        guard start + count <= all.count else { return false }
-        var i = 0
-        while i + 8 <= count {
-            if all.loadUnaligned(fromByteOffset: start + i, as: UInt64.self) != bytes.loadUnaligned(fromByteOffset: i, as: UInt64.self) {
-                return false
-            }
-            i += 8
-        }
-        while i < count {
-            if all[start + i] != bytes[i] { return false }
-            i += 1
-        }
-        return true
     }
 
     private final class Shard {
