@@ -47,27 +47,32 @@ extension JSONText {
         if !copied { appendString(text, to: &out) }
     }
 
-    /// Whether any byte is one that a JSON string literal must escape here: below 0x20, `"`, `\` or DEL.
+    /// Whether any byte is one that a JSON string literal must escape here: below 0x20, `"`, `\\` or DEL.
+    /// Eight bytes at a time, with one test a word; the last word overlaps the one before when the length is not
+    /// a multiple of eight (a byte looked at twice does not change a yes/no answer).
     static func needsEscape(_ bytes: UnsafeRawBufferPointer) -> Bool {
-        let ones: UInt64 = 0x0101_0101_0101_0101
-        let highs: UInt64 = 0x8080_8080_8080_8080
-        // Whether any byte of `word` is zero (exact as a yes/no answer: the classic has-zero-byte test).
-        @inline(__always) func hasZero(_ word: UInt64) -> Bool { (word &- ones) & ~word & highs != 0 }
         let count = bytes.count
+        guard count >= 8 else {
+            for byte in bytes where byte < 0x20 || byte == 0x22 || byte == 0x5C || byte == 0x7F { return true }
+            return false
+        }
         var i = 0
-        while i + 8 <= count {
-            let word = bytes.loadUnaligned(fromByteOffset: i, as: UInt64.self)
-            // A byte below 0x20 (exact for any bound up to 0x80), or one equal to `"`, `\` or DEL.
-            if (word &- 0x20 &* ones) & ~word & highs != 0 || hasZero(word ^ (0x22 &* ones))
-                || hasZero(word ^ (0x5C &* ones)) || hasZero(word ^ (0x7F &* ones)) { return true }
+        while i + 8 < count {
+            if wordNeedsEscape(bytes.loadUnaligned(fromByteOffset: i, as: UInt64.self)) { return true }
             i += 8
         }
-        while i < count {
-            let byte = bytes[i]
-            if byte < 0x20 || byte == 0x22 || byte == 0x5C || byte == 0x7F { return true }
-            i += 1
-        }
-        return false
+        return wordNeedsEscape(bytes.loadUnaligned(fromByteOffset: count - 8, as: UInt64.self))
+    }
+
+    /// Whether any byte of `word` is below 0x20, `"`, `\\` or DEL: the classic "has a byte less than n" test
+    /// (exact as a yes/no answer for n up to 0x80) on the word itself and on the word xor each byte sought.
+    @inline(__always)
+    private static func wordNeedsEscape(_ word: UInt64) -> Bool {
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let quote = word ^ (0x22 &* ones), backslash = word ^ (0x5C &* ones), del = word ^ (0x7F &* ones)
+        let found = ((word &- 0x20 &* ones) & ~word) | ((quote &- ones) & ~quote) | ((backslash &- ones) & ~backslash)
+            | ((del &- ones) & ~del)
+        return found & (0x80 &* ones) != 0
     }
 
     static func appendRaw(_ text: String, to out: inout [UInt8]) {

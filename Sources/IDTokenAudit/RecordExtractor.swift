@@ -101,29 +101,27 @@ public struct RecordExtractor: Sendable {
         bytes.count >= 3 && bytes[bytes.startIndex] == 0x65 && bytes[bytes.startIndex + 1] == 0x79 && bytes[bytes.startIndex + 2] == 0x4A
     }
 
-    /// Whether every byte is printable ASCII other than space (0x21–0x7E), eight bytes at a time.
+    /// Whether every byte is printable ASCII other than space (0x21–0x7E), eight bytes at a time (the last word
+    /// overlapping the one before when the length is not a multiple of eight).
     static func isPrintableWord(_ bytes: ArraySlice<UInt8>) -> Bool {
         bytes.withUnsafeBytes { raw -> Bool in
-            let ones: UInt64 = 0x0101_0101_0101_0101
-            let highs: UInt64 = 0x8080_8080_8080_8080
             let count = raw.count
+            guard count >= 8 else { return raw.allSatisfy { $0 > 0x20 && $0 < 0x7F } }
             var i = 0
-            while i + 8 <= count {
-                let word = raw.loadUnaligned(fromByteOffset: i, as: UInt64.self)
-                let del = word ^ (0x7F &* ones)
-                // A byte of 0x80 or more; one below 0x21 (exact for bytes under 0x80); one equal to DEL.
-                if word & highs != 0 || (word &- 0x21 &* ones) & ~word & highs != 0 || (del &- ones) & ~del & highs != 0 {
-                    return false
-                }
+            while i + 8 < count {
+                if !isPrintable(raw.loadUnaligned(fromByteOffset: i, as: UInt64.self)) { return false }
                 i += 8
             }
-            while i < count {
-                let byte = raw[i]
-                if byte <= 0x20 || byte >= 0x7F { return false }
-                i += 1
-            }
-            return true
+            return isPrintable(raw.loadUnaligned(fromByteOffset: count - 8, as: UInt64.self))
         }
+    }
+
+    /// Whether no byte of `word` is 0x80 or more, below 0x21 (exact for bytes under 0x80), or DEL.
+    @inline(__always)
+    private static func isPrintable(_ word: UInt64) -> Bool {
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let del = word ^ (0x7F &* ones)
+        return (word | ((word &- 0x21 &* ones) & ~word) | ((del &- ones) & ~del)) & (0x80 &* ones) == 0
     }
 
     static func isBlank(_ byte: UInt8) -> Bool { byte == 0x20 || byte == 0x09 || byte == 0x0D }
