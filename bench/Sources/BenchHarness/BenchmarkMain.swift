@@ -25,7 +25,7 @@ public struct Options {
                          [--iterations N] [--fixtures FILE] [--list]
                          [--audit-log FILE [--audit-config FILE] [--audit-at TIME] [--audit-cache N]]
       --seconds S      length of one measurement (default 1.0)
-      --rounds R       measurements per scenario, interleaved with its baseline (default 5)
+      --rounds R       measurements per scenario, each alternating with its baseline every 20 ms (default 5)
       --threads LIST   thread counts to run (default 1,2)
       --scenario NAME  run only this scenario (and its baseline); repeatable
       --json           print one JSON document instead of a table

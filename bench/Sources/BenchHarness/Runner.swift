@@ -1,7 +1,8 @@
 import Foundation
 
-/// Runs the selected scenarios, each interleaved round by round with its baseline so that both see the same
-/// machine: on a shared, noisy machine the ratio of neighbours in time is steadier than either rate.
+/// Runs the selected scenarios, each with its baseline in alternating 20 ms slices (a whole run: between two
+/// measurements of it) so that both see the same machine: on a shared, noisy machine the ratio of neighbours in
+/// time is steadier than either rate.
 public struct Runner {
     public let options: Options
     public let scenarios: [Scenario]
