@@ -82,7 +82,7 @@ func checkRecord(_ line: RawLine) {
         if record.problem?.code != .malformed || record.token != nil { Fuzz.fail("unreadable line \(line.number) without a malformed problem") }
     case .bareToken, .text:
         guard let token = record.token else { Fuzz.fail("\(record.form) record without a token on line \(line.number)") }
-        if !contains(line.bytes, Array(token.utf8)) { Fuzz.fail("token not taken from line \(line.number): \(token)") }
+        if !contains(Array(line.bytes), Array(token.utf8)) { Fuzz.fail("token not taken from line \(line.number): \(token)") }
     case .json:
         if record.token == nil, record.problem?.code != .malformed { Fuzz.fail("JSON record without token or problem on line \(line.number)") }
     }
