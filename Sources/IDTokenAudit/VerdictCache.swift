@@ -199,11 +199,7 @@ final class VerdictCache: @unchecked Sendable {
     }
 
     private static func hash(_ text: String, seed: UInt64, secret: UInt64) -> UInt64 {
-        if let h = text.utf8.withContiguousStorageIfAvailable({ hash(UnsafeRawBufferPointer($0), seed: seed, secret: secret) }) {
-            return h
-        }
-        var copy = text
-        return copy.withUTF8 { hash(UnsafeRawBufferPointer($0), seed: seed, secret: secret) }
+        text.withBorrowedUTF8 { hash(UnsafeRawBufferPointer($0), seed: seed, secret: secret) }
     }
 
     @inline(__always)

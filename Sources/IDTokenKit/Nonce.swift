@@ -36,13 +36,7 @@ public enum Nonce: Sendable, Equatable {
             return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 64 + SHA256.byteCount) { buffer in
                 let hex = UnsafeMutableBufferPointer(rebasing: buffer[..<64])
                 let digest = UnsafeMutableBufferPointer(rebasing: buffer[64...])
-                func hash(_ bytes: UnsafeBufferPointer<UInt8>) {
-                    SHA256.hash(UnsafeRawBufferPointer(bytes), into: UnsafeMutableRawBufferPointer(digest))
-                }
-                if raw.utf8.withContiguousStorageIfAvailable(hash) == nil {
-                    var raw = raw
-                    raw.withUTF8(hash)
-                }
+                raw.withBorrowedUTF8 { SHA256.hash(UnsafeRawBufferPointer($0), into: UnsafeMutableRawBufferPointer(digest)) }
                 let digits: StaticString = "0123456789abcdef"
                 digits.withUTF8Buffer { table in
                     for k in 0..<SHA256.byteCount {
@@ -53,11 +47,7 @@ public enum Nonce: Sendable, Equatable {
                 return ConstantTime.equals(actual, UnsafeBufferPointer(hex))
             }
         case .exact(let expected):
-            if let equal = expected.utf8.withContiguousStorageIfAvailable({ ConstantTime.equals(actual, $0) }) {
-                return equal
-            }
-            var expected = expected
-            return expected.withUTF8 { ConstantTime.equals(actual, $0) }
+            return expected.withBorrowedUTF8 { ConstantTime.equals(actual, $0) }
         }
     }
 

@@ -180,9 +180,7 @@ public final class VerifiedTokenCache: @unchecked Sendable {
 
     @inline(__always)
     private func withBytes<R>(_ token: String, _ body: (UnsafeRawBufferPointer) -> R) -> R {
-        if let result = token.utf8.withContiguousStorageIfAvailable({ body(UnsafeRawBufferPointer($0)) }) { return result }
-        var copy = token
-        return copy.withUTF8 { body(UnsafeRawBufferPointer($0)) }
+        token.withBorrowedUTF8 { body(UnsafeRawBufferPointer($0)) }
     }
 
     // MARK: Monitoring

@@ -98,10 +98,7 @@ public struct CompactJWS: Sendable {
         func split(_ bytes: UnsafeBufferPointer<UInt8>) -> Result<Parts, TokenError> {
             do throws(TokenError) { return .success(try CompactJWS.split(bytes, limits: limits)) } catch { return .failure(error) }
         }
-        // A native string lends its bytes in place; a bridged one is made contiguous first.
-        var token = token
-        let parts = token.utf8.withContiguousStorageIfAvailable(split) ?? token.withUTF8(split)
-        let split = try parts.get()
+        let split = try token.withBorrowedUTF8(split).get()
         self.token = token
         self.header = split.header
         self.payloadCount = split.payloadCount
@@ -236,14 +233,9 @@ public struct CompactJWS: Sendable {
         // `self` holds the storage for the whole call, so the pointer into it stays valid without a retain.
         let signature = UnsafeRawBufferPointer(start: header.storage.bytes + Int(header.count) + Int(payloadCount),
                                                count: Int(signatureCount))
-        func verify(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        return token.withBorrowedUTF8 { bytes in
             key.verify(signature: signature, message: UnsafeRawBufferPointer(start: bytes.baseAddress, count: secondDot))
         }
-        // A native string lends its bytes in place; only a bridged one is copied (withUTF8 needs a mutable copy,
-        // which costs a retain and a release on every token).
-        if let verified = token.utf8.withContiguousStorageIfAvailable(verify) { return verified }
-        var token = token
-        return token.withUTF8(verify)
     }
 
     /// The payload parsed as a JSON object (strict: no duplicate members, valid UTF-8, depth-capped), a view on

@@ -43,6 +43,30 @@ public struct JSONKey: Sendable, Hashable {
 }
 
 extension JSONObject {
+    /// The member named `key` in the member table, or nil. Every look-up below goes through it: none makes a
+    /// ``JSONValue``, so the document is neither retained nor released.
+    @inlinable
+    func member(_ key: JSONKey) -> JSONMember? {
+        let members = document.members
+        guard let position = key.index(in: members, first: first, base: document.base) else { return nil }
+        return members[position]
+    }
+
+    /// A member value's text exactly as written (quotes and escapes included).
+    @inlinable
+    func text(of member: JSONMember) -> UnsafeBufferPointer<UInt8> {
+        UnsafeBufferPointer(start: document.base + Int(member.valueStart), count: Int(member.valueEnd - member.valueStart))
+    }
+
+    /// Calls `body` with a string member's decoded UTF-8 bytes, in place unless the string holds escapes.
+    @inlinable
+    func withStringBytes<R>(of member: JSONMember, _ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
+        let quoted = text(of: member)
+        let inner = UnsafeBufferPointer(rebasing: quoted[(quoted.startIndex + 1)..<(quoted.endIndex - 1)])
+        if member.valueEscaped { return JSONReader.unescape(inner).withUnsafeBufferPointer(body) }
+        return body(inner)
+    }
+
     /// The value of the member named `key`, or nil.
     @inlinable
     public subscript(key: JSONKey) -> JSONValue? {
@@ -50,99 +74,74 @@ extension JSONObject {
         return value(at: position)
     }
 
-    /// Whether a member named `key` is present (whatever its value, `null` included).
     /// The kind of the value of the member named `key`, or nil when there is no such member. For checks of a
-    /// claim's type: no ``JSONValue`` is made, so the document is not retained and released for it.
+    /// claim's type.
     @inlinable
-    public func kind(of key: JSONKey) -> JSONKind? {
-        let members = document.members
-        guard let position = key.index(in: members, first: first, base: document.base) else { return nil }
-        return members[position].kind
-    }
+    public func kind(of key: JSONKey) -> JSONKind? { member(key)?.kind }
 
     /// The number held by the member named `key`, read in place: for claims such as `exp` and `iat`, which are
-    /// read from every token. No ``JSONValue`` is made, so the document is neither retained nor released.
+    /// read from every token.
     @inlinable
     public func number(_ key: JSONKey) -> JSONNumberMember {
-        let members = document.members
-        guard let position = key.index(in: members, first: first, base: document.base) else { return .missing }
-        let member = members[position]
-        let body = UnsafeBufferPointer(start: document.base + Int(member.valueStart),
-                                       count: Int(member.valueEnd - member.valueStart))
+        guard let member = member(key) else { return .missing }
         switch member.kind {
         // The reader refused integers outside Int64, so this parse cannot fail.
-        case .integer: return JSONReader.parseInteger(body).map(JSONNumberMember.integer) ?? .notANumber(.integer)
-        case .real: return JSONReader.parseReal(body).map(JSONNumberMember.real) ?? .notANumber(.real)
+        case .integer: return JSONReader.parseInteger(text(of: member)).map(JSONNumberMember.integer) ?? .notANumber(.integer)
+        case .real: return JSONReader.parseReal(text(of: member)).map(JSONNumberMember.real) ?? .notANumber(.real)
         default: return .notANumber(member.kind)
         }
     }
 
     /// The kind of the member named `key` and the length in bytes of its value's text as written (quotes
-    /// included for a string), or nil when there is no such member. Like ``kind(of:)``, makes no ``JSONValue``.
+    /// included for a string), or nil when there is no such member.
     @inlinable
     public func kindAndTextLength(of key: JSONKey) -> (kind: JSONKind, length: Int)? {
-        let members = document.members
-        guard let position = key.index(in: members, first: first, base: document.base) else { return nil }
-        let member = members[position]
-        return (member.kind, Int(member.valueEnd - member.valueStart))
+        member(key).map { ($0.kind, Int($0.valueEnd - $0.valueStart)) }
     }
 
     /// Calls `body` with the kind of the member named `key` and its value's text exactly as written (quotes and
-    /// escapes included); nil when there is no such member. Makes no ``JSONValue``.
+    /// escapes included); nil when there is no such member.
     @inlinable
     public func withRawValue<R>(_ key: JSONKey, _ body: (JSONKind, UnsafeBufferPointer<UInt8>) -> R) -> R? {
-        let members = document.members
-        let base = document.base
-        guard let position = key.index(in: members, first: first, base: base) else { return nil }
-        let member = members[position]
-        return body(member.kind, UnsafeBufferPointer(start: base + Int(member.valueStart),
-                                                     count: Int(member.valueEnd - member.valueStart)))
+        guard let member = member(key) else { return nil }
+        return body(member.kind, text(of: member))
     }
 
     /// Calls `body` with the decoded UTF-8 bytes of the string held by the member named `key`, read in place
-    /// unless it holds escapes; nil when there is no such member or it is not a string. Makes no ``JSONValue``.
+    /// unless it holds escapes; nil when there is no such member or it is not a string.
     @inlinable
     public func withString<R>(_ key: JSONKey, _ body: (UnsafeBufferPointer<UInt8>) -> R) -> R? {
-        let members = document.members
-        let base = document.base
-        guard let position = key.index(in: members, first: first, base: base) else { return nil }
-        let member = members[position]
-        guard member.kind == .string else { return nil }
-        let inner = UnsafeBufferPointer(start: base + Int(member.valueStart) + 1,
-                                        count: Int(member.valueEnd - member.valueStart) - 2)
-        if member.valueEscaped { return JSONReader.unescape(inner).withUnsafeBufferPointer(body) }
-        return body(inner)
+        guard let member = member(key), member.kind == .string else { return nil }
+        return withStringBytes(of: member, body)
     }
 
-    /// Whether the member named `key` is a string equal to one of `candidates`, compared in place (no
-    /// ``JSONValue`` or `String` is made): nil when there is no such member, false when it is not a string or
-    /// matches none of them.
+    /// Whether the member named `key` is a string equal to one of `candidates`, compared in place (no `String`
+    /// is made): nil when there is no such member, false when it is not a string or matches none of them.
     @inlinable
     public func string(_ key: JSONKey, isOneOf candidates: [String]) -> Bool? {
-        let members = document.members
-        let base = document.base
-        guard let position = key.index(in: members, first: first, base: base) else { return nil }
-        let member = members[position]
+        guard let member = member(key) else { return nil }
         guard member.kind == .string else { return false }
-        let inner = UnsafeBufferPointer(start: base + Int(member.valueStart) + 1,
-                                        count: Int(member.valueEnd - member.valueStart) - 2)
-        if member.valueEscaped {
-            let decoded = JSONReader.unescape(inner)
-            return candidates.contains { $0.utf8.elementsEqual(decoded) }
-        }
-        return candidates.withUnsafeBufferPointer { candidates in
-            for candidate in candidates {
-                let equal = candidate.utf8.withContiguousStorageIfAvailable { bytesEqual(inner, $0) }
-                    ?? candidate.utf8.elementsEqual(inner)
-                if equal { return true }
+        return withStringBytes(of: member) { actual in
+            // Through the array's buffer: its elements are borrowed, not retained one by one.
+            candidates.withUnsafeBufferPointer { candidates in
+                for candidate in candidates where candidate.withBorrowedUTF8({ bytesEqual(actual, $0) }) { return true }
+                return false
             }
-            return false
         }
     }
 
     @inlinable
-    public func contains(_ key: JSONKey) -> Bool {
-        key.index(in: document.members, first: first, base: document.base) != nil
+    public func contains(_ key: JSONKey) -> Bool { member(key) != nil }
+}
+
+extension String {
+    /// Calls `body` with the string's UTF-8 bytes: a native string lends them in place; only a bridged one is
+    /// copied first (`withUTF8` alone needs a mutable copy, which costs a retain and a release every call).
+    @inlinable
+    public func withBorrowedUTF8<R>(_ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
+        if let result = utf8.withContiguousStorageIfAvailable(body) { return result }
+        var copy = self
+        return copy.withUTF8(body)
     }
 }
 

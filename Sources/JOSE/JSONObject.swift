@@ -45,19 +45,10 @@ public struct JSONObject: @unchecked Sendable {
     @usableFromInline
     static func parse(owner: AnyObject, base: UnsafePointer<UInt8>, count: Int,
                       maxDepth: Int) throws(JSONSyntaxError) -> JSONObject {
-        // The member table stores offsets as Int32.
-        guard count <= JSONReader.maxDocumentBytes else {
-            throw JSONSyntaxError(reason: "JSON document larger than 2 GiB", offset: 0)
-        }
+        try checkSize(count)
         return try JSONReader.withReader(UnsafeBufferPointer(start: base, count: count), maxDepth: maxDepth) {
             (reader: inout JSONReader) throws(JSONSyntaxError) -> JSONObject in
-            reader.skipWhitespace()
-            let start = Int32(reader.index)
-            let first = try reader.readTopLevelObject()
-            var end = count
-            while end > 0, base[end - 1] <= 0x20 { end -= 1 }
-            return JSONObject(document: JSONDocument.make(owner: owner, base: base, reader: reader), first: first,
-                              start: start, end: Int32(end))
+            try read(&reader, base: base, count: count) { JSONDocument.make(owner: owner, base: base, reader: $0) }
         }
     }
 
@@ -67,21 +58,36 @@ public struct JSONObject: @unchecked Sendable {
     @usableFromInline
     static func parse(in storage: JSONDocument, count: Int, maxDepth: Int, table: UnsafeMutablePointer<JSONMember>,
                       capacity: Int) throws(JSONSyntaxError) -> JSONObject {
-        guard count <= JSONReader.maxDocumentBytes else {
-            throw JSONSyntaxError(reason: "JSON document larger than 2 GiB", offset: 0)
-        }
+        try checkSize(count)
         let base = storage.base
         var reader = JSONReader(UnsafeBufferPointer(start: base, count: count), maxDepth: maxDepth, table: table,
                                 capacity: capacity)
         defer { reader.release() }
+        return try read(&reader, base: base, count: count) { reader in
+            // Outgrown: the members moved to the heap, and get a document of their own like any other reading.
+            reader.tableOnHeap ? JSONDocument.make(owner: storage, base: base, reader: reader) : storage
+        }
+    }
+
+    /// The member table stores offsets as Int32: larger documents are refused before the reader sees them.
+    @usableFromInline
+    static func checkSize(_ count: Int) throws(JSONSyntaxError) {
+        guard count <= JSONReader.maxDocumentBytes else {
+            throw JSONSyntaxError(reason: "JSON document larger than 2 GiB", offset: 0)
+        }
+    }
+
+    /// Reads the whole document (one object, whitespace around it) with `reader`, and views it through the
+    /// document `keeping` makes from the reader's members.
+    @usableFromInline
+    static func read(_ reader: inout JSONReader, base: UnsafePointer<UInt8>, count: Int,
+                     keeping: (JSONReader) -> JSONDocument) throws(JSONSyntaxError) -> JSONObject {
         reader.skipWhitespace()
         let start = Int32(reader.index)
         let first = try reader.readTopLevelObject()
         var end = count
         while end > 0, base[end - 1] <= 0x20 { end -= 1 }
-        // Outgrown: the members moved to the heap, and get a document of their own like any other reading.
-        let document = reader.tableOnHeap ? JSONDocument.make(owner: storage, base: base, reader: reader) : storage
-        return JSONObject(document: document, first: first, start: start, end: Int32(end))
+        return JSONObject(document: keeping(reader), first: first, start: start, end: Int32(end))
     }
 
     /// Parses a string holding one JSON object.
@@ -234,18 +240,7 @@ public struct JSONValue: @unchecked Sendable {
     /// Whether this is a string equal to `expected`, compared without building a `String`.
     @inlinable
     public func stringEquals(_ expected: String) -> Bool {
-        guard kind == .string else { return false }
-        func equals(_ want: UnsafeBufferPointer<UInt8>) -> Bool {
-            withBody { raw in
-                let inner = UnsafeBufferPointer(rebasing: raw[(raw.startIndex + 1)..<(raw.endIndex - 1)])
-                if escaped { return JSONReader.unescape(inner).elementsEqual(want) }
-                return bytesEqual(inner, want)
-            }
-        }
-        // A native string lends its bytes in place, without the copy (a retain and a release) withUTF8 needs.
-        if let equal = expected.utf8.withContiguousStorageIfAvailable(equals) { return equal }
-        var expected = expected
-        return expected.withUTF8(equals)
+        withStringBytes { actual in expected.withBorrowedUTF8 { bytesEqual(actual, $0) } } ?? false
     }
 
     /// The number of Unicode scalars in a string value (0 for other kinds).

@@ -46,36 +46,22 @@ func monotonicSeconds() -> Double {
 /// Makes one operation per thread; each returns whether it succeeded (a benchmark of a failing path is a bug).
 public typealias OperationFactory = @Sendable () -> () -> Bool
 
-/// Runs `makeOperation` on `threads` threads for about `seconds`, all starting together.
-public func measureThreads(_ threads: Int, seconds: Double, _ makeOperation: @escaping OperationFactory) -> Sample {
-    final class Slot: @unchecked Sendable {
-        var operations = 0
-        var cpu = 0.0
-        var failures = 0
-    }
-    let slots = (0..<threads).map { _ in Slot() }
+/// Starts `threads` threads that each call `prepare` (making their operations), wait until all are prepared,
+/// then call `run` with what `prepare` made and their index; returns the wall time from the common start to the
+/// last thread's end.
+func runTogether<Prepared>(_ threads: Int, prepare: @escaping @Sendable () -> Prepared,
+                           run: @escaping @Sendable (Prepared, Int) -> Void) -> Double {
     let start = DispatchSemaphore(value: 0)
     let done = DispatchGroup()
     let ready = DispatchGroup()
-    for slot in slots {
+    for index in 0..<threads {
         ready.enter()
         done.enter()
         let thread = Thread {
-            let operation = makeOperation()
+            let prepared = prepare()
             ready.leave()
             start.wait()
-            let cpu0 = threadCPUSeconds()
-            let deadline = monotonicSeconds() + seconds
-            var operations = 0
-            var failures = 0
-            repeat {
-                // Check the clock once per batch so that timing costs nothing measurable.
-                for _ in 0..<64 where !operation() { failures += 1 }
-                operations += 64
-            } while monotonicSeconds() < deadline
-            slot.cpu = threadCPUSeconds() - cpu0
-            slot.operations = operations
-            slot.failures = failures
+            run(prepared, index)
             done.leave()
         }
         thread.stackSize = 1 << 22
@@ -85,9 +71,48 @@ public func measureThreads(_ threads: Int, seconds: Double, _ makeOperation: @es
     let wall0 = monotonicSeconds()
     for _ in 0..<threads { start.signal() }
     done.wait()
-    let wall = monotonicSeconds() - wall0
-    return Sample(operations: slots.reduce(0) { $0 + $1.operations }, wallSeconds: wall,
-                  cpuSeconds: slots.reduce(0) { $0 + $1.cpu }, failures: slots.reduce(0) { $0 + $1.failures })
+    return monotonicSeconds() - wall0
+}
+
+/// Runs `operation` in batches until `seconds` have passed on the monotonic clock; returns the operations run,
+/// the failures, and the thread's CPU and wall time for them.
+func runFor(_ seconds: Double, batch: Int, _ operation: () -> Bool) -> (operations: Int, failures: Int, cpu: Double, wall: Double) {
+    let cpu0 = threadCPUSeconds()
+    let wall0 = monotonicSeconds()
+    let deadline = wall0 + seconds
+    var operations = 0
+    var failures = 0
+    repeat {
+        // Check the clock once per batch so that timing costs nothing measurable.
+        for _ in 0..<batch where !operation() { failures += 1 }
+        operations += batch
+    } while monotonicSeconds() < deadline
+    return (operations, failures, threadCPUSeconds() - cpu0, monotonicSeconds() - wall0)
+}
+
+/// Per-thread tallies, each written by its own thread only and read after all have finished.
+final class Tally: @unchecked Sendable {
+    var operations = 0
+    var failures = 0
+    var cpu = 0.0
+    var wall = 0.0
+
+    func add(_ run: (operations: Int, failures: Int, cpu: Double, wall: Double)) {
+        operations += run.operations
+        failures += run.failures
+        cpu += run.cpu
+        wall += run.wall
+    }
+}
+
+/// Runs `makeOperation` on `threads` threads for about `seconds`, all starting together.
+public func measureThreads(_ threads: Int, seconds: Double, _ makeOperation: @escaping OperationFactory) -> Sample {
+    let tallies = (0..<threads).map { _ in Tally() }
+    let wall = runTogether(threads, prepare: makeOperation) { operation, index in
+        tallies[index].add(runFor(seconds, batch: 64, operation))
+    }
+    return Sample(operations: tallies.reduce(0) { $0 + $1.operations }, wallSeconds: wall,
+                  cpuSeconds: tallies.reduce(0) { $0 + $1.cpu }, failures: tallies.reduce(0) { $0 + $1.failures })
 }
 
 /// Runs an operation and its baseline on `threads` threads, each thread switching between the two every
@@ -100,55 +125,20 @@ public func measureThreads(_ threads: Int, seconds: Double, _ makeOperation: @es
 public func measurePairedThreads(_ threads: Int, seconds: Double, slice: Double = 0.02,
                                  _ makeOperation: @escaping OperationFactory,
                                  baseline makeBaseline: @escaping OperationFactory) -> (Sample, Sample) {
-    final class Slot: @unchecked Sendable {
-        var operations = [0, 0]
-        var cpu = [0.0, 0.0]
-        var wall = [0.0, 0.0]
-        var failures = [0, 0]
-    }
-    let slots = (0..<threads).map { _ in Slot() }
-    let start = DispatchSemaphore(value: 0)
-    let done = DispatchGroup()
-    let ready = DispatchGroup()
-    for slot in slots {
-        ready.enter()
-        done.enter()
-        let thread = Thread {
-            let operations = [makeOperation(), makeBaseline()]
-            ready.leave()
-            start.wait()
-            var side = 0
-            // Until both sides have had their time; the baseline starts second, so it ends last.
-            while slot.wall[1] < seconds {
-                let operation = operations[side]
-                let cpu0 = threadCPUSeconds()
-                let wall0 = monotonicSeconds()
-                let deadline = wall0 + slice
-                var count = 0
-                var failures = 0
-                repeat {
-                    for _ in 0..<8 where !operation() { failures += 1 }
-                    count += 8
-                } while monotonicSeconds() < deadline
-                slot.cpu[side] += threadCPUSeconds() - cpu0
-                slot.wall[side] += monotonicSeconds() - wall0
-                slot.operations[side] += count
-                slot.failures[side] += failures
-                side = 1 - side
-            }
-            done.leave()
+    let tallies = (0..<threads).map { _ in [Tally(), Tally()] }
+    _ = runTogether(threads, prepare: { [makeOperation(), makeBaseline()] }) { operations, index in
+        // Until both sides have had their time; the baseline starts second, so it ends last.
+        var side = 0
+        while tallies[index][1].wall < seconds {
+            tallies[index][side].add(runFor(slice, batch: 8, operations[side]))
+            side = 1 - side
         }
-        thread.stackSize = 1 << 22
-        thread.start()
     }
-    ready.wait()
-    for _ in 0..<threads { start.signal() }
-    done.wait()
     func sample(_ side: Int) -> Sample {
         // Wall time: the threads ran side by side, so one thread's share of it stands for all (their average).
-        Sample(operations: slots.reduce(0) { $0 + $1.operations[side] },
-               wallSeconds: slots.reduce(0) { $0 + $1.wall[side] } / Double(threads),
-               cpuSeconds: slots.reduce(0) { $0 + $1.cpu[side] }, failures: slots.reduce(0) { $0 + $1.failures[side] })
+        Sample(operations: tallies.reduce(0) { $0 + $1[side].operations },
+               wallSeconds: tallies.reduce(0) { $0 + $1[side].wall } / Double(threads),
+               cpuSeconds: tallies.reduce(0) { $0 + $1[side].cpu }, failures: tallies.reduce(0) { $0 + $1[side].failures })
     }
     return (sample(0), sample(1))
 }
