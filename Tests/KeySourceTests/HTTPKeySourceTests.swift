@@ -272,7 +272,8 @@ import Testing
             let log = CapturedLog()
             let source = try Self.source(server, clock: clock, policy: policy, log: log)
             #expect(await eventually { source.currentKeys() != nil })
-            #expect(log.entries(at: .info).map(\.message) == ["key set loaded"])
+            // The set is published before it is logged: wait for the entry too.
+            #expect(await eventually { log.entries(at: .info).map(\.message) == ["key set loaded"] })
             server.reply(.respond(status: 503, headers: [], body: []))
 
             // The background refresh at 480 s fails; retries back off (10 s, 20 s, …); the old set is served.
@@ -313,6 +314,7 @@ import Testing
             #expect(await eventually { source.currentKeys()?.sortedKids == ["test-rsa-2", "test-rsa-3"] })
             #expect(source.withCurrentKeys { $0.sortedKids } == ["test-rsa-2", "test-rsa-3"])
             #expect(source.status().consecutiveFailures == 0)
+            #expect(await eventually { log.entries(at: .info).last?.message == "key set rotated" })
             let rotation = try #require(log.entries(at: .info).last)
             #expect(rotation.message == "key set rotated")
             #expect(rotation.metadata["added"] == "test-rsa-3")
