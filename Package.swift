@@ -39,7 +39,8 @@ let package = Package(
         .systemLibrary(name: "CThreadSanitizer"),
         // SIMD base64url decoding for token segments (C: Swift has no byte shuffle).
         .target(name: "CBase64URL"),
-        .target(name: "JOSE", dependencies: ["CLibCrypto", "CJansson", "CThreadSanitizer", "CBase64URL"]),
+        .target(name: "CByteScan"),
+        .target(name: "JOSE", dependencies: ["CLibCrypto", "CJansson", "CThreadSanitizer", "CBase64URL", "CByteScan"]),
         .target(
             name: "IDTokenKit",
             dependencies: [

@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import CByteScan
 
 /// Why a JSON text was refused, with the byte offset where the reader stopped.
 public struct JSONSyntaxError: Error, Sendable, CustomStringConvertible {
@@ -307,25 +308,22 @@ struct JSONReader {
     /// Returns whether it contains escapes.
     @usableFromInline
     mutating func readString() throws(JSONSyntaxError) -> Bool {
-        index += 1
+        index &+= 1
         var escaped = false
-        while index < end {
-            // Most string bytes are plain printable ASCII: skip them eight at a time, then one at a time.
-            while end - index >= 8 {
-                let word = UInt64(littleEndian: UnsafeRawPointer(base + index).loadUnaligned(as: UInt64.self))
-                let special = JSONReader.specialBytes(word)
-                if special == 0 {
-                    index += 8
-                } else {
-                    index += special.trailingZeroBitCount >> 3
-                    break
-                }
+        while true {
+            // Most string bytes are plain printable ASCII: skip them sixteen at a time (SSE2 or NEON) while
+            // sixteen can be read, then one at a time.
+            if end &- index >= 16 {
+                let plainCount = Int(idtk_first_string_special16(base + index))
+                index &+= plainCount
+                if plainCount == 16 { continue }
+            } else {
+                while index < end, plain[Int(base[index])] { index &+= 1 }
+                guard index < end else { break }
             }
-            while index < end, plain[Int(base[index])] { index += 1 }
-            guard index < end else { break }
             let c = base[index]
             if c == UInt8(ascii: "\"") {
-                index += 1
+                index &+= 1
                 return escaped
             }
             if c == UInt8(ascii: "\\") {
@@ -333,9 +331,8 @@ struct JSONReader {
                 try readEscape()
             } else if c < 0x20 {
                 throw fail("control character in a string")
-            } else if c < 0x80 {
-                index += 1
             } else {
+                // The skip above stops only at '"', '\\', control characters and non-ASCII bytes: c >= 0x80.
                 try readUTF8Sequence()
             }
         }

@@ -1,0 +1,44 @@
+#ifndef IDTOKENKIT_BYTE_SCAN_H
+#define IDTOKENKIT_BYTE_SCAN_H
+
+/* Sixteen-byte scans for the JSON reader in JOSE, as static inline functions so that the Swift compiler
+ * inlines them into the reader's loops (a call would cost more than the scan of a short string). Swift's
+ * own SIMD types do not lower these compares and the mask extraction to single vector instructions. */
+
+#include <stdint.h>
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#elif defined(__ARM_NEON)
+#include <arm_neon.h>
+#endif
+
+/* The position (0...15) of the first of the sixteen bytes at p that a JSON string cannot hold as is: '"',
+ * '\\', a control character (below 0x20) or a byte of a multi-byte UTF-8 sequence (0x80 and above); 16 when
+ * all sixteen are plain printable ASCII. Reads exactly sixteen bytes. */
+static inline unsigned idtk_first_string_special16(const uint8_t *p) {
+#if defined(__SSE2__)
+    __m128i v = _mm_loadu_si128((const __m128i *)p);
+    __m128i quote = _mm_cmpeq_epi8(v, _mm_set1_epi8('"'));
+    __m128i backslash = _mm_cmpeq_epi8(v, _mm_set1_epi8('\\'));
+    /* A signed compare: bytes 0x80...0xFF are negative, so they are "below 0x20" too. */
+    __m128i low = _mm_cmplt_epi8(v, _mm_set1_epi8(0x20));
+    unsigned mask = (unsigned)_mm_movemask_epi8(_mm_or_si128(_mm_or_si128(quote, backslash), low));
+    return mask ? (unsigned)__builtin_ctz(mask) : 16u;
+#elif defined(__ARM_NEON)
+    uint8x16_t v = vld1q_u8(p);
+    uint8x16_t hit = vorrq_u8(vorrq_u8(vceqq_u8(v, vdupq_n_u8('"')), vceqq_u8(v, vdupq_n_u8('\\'))),
+                              vorrq_u8(vcltq_u8(v, vdupq_n_u8(0x20)), vcgeq_u8(v, vdupq_n_u8(0x80))));
+    /* Four bits a byte: shift each 16-bit lane right by 4 and narrow. */
+    uint64_t mask = vget_lane_u64(vreinterpret_u64_u8(vshrn_n_u16(vreinterpretq_u16_u8(hit), 4)), 0);
+    return mask ? (unsigned)(__builtin_ctzll(mask) >> 2) : 16u;
+#else
+    for (unsigned i = 0; i < 16; i++) {
+        uint8_t c = p[i];
+        if (c == '"' || c == '\\' || c < 0x20 || c >= 0x80) return i;
+    }
+    return 16u;
+#endif
+}
+
+#endif
