@@ -252,8 +252,8 @@ struct JSONReader {
             let kind: JSONKind
             let valueEscaped: Bool
             if stringsAllowed, index < end, base[index] == UInt8(ascii: "\"") {
-                // Most values are strings: read them here, without the dispatch in readValue.
-                valueEscaped = try readString()
+                // Most values are strings: read them here, without the dispatch in readValue or a call.
+                valueEscaped = try scanString()
                 kind = .string
             } else {
                 (kind, valueEscaped) = try readValue(depth: depth, firstChild: &firstChild)
@@ -306,8 +306,15 @@ struct JSONReader {
 
     /// Reads a string starting at its opening quote; leaves `index` after the closing quote.
     /// Returns whether it contains escapes.
-    @usableFromInline
+    @usableFromInline @inline(never)
     mutating func readString() throws(JSONSyntaxError) -> Bool {
+        try scanString()
+    }
+
+    /// The body of ``readString()``, inlined where most strings are read (member values), so that a string
+    /// costs no call.
+    @inline(__always) @usableFromInline
+    mutating func scanString() throws(JSONSyntaxError) -> Bool {
         index &+= 1
         var escaped = false
         while true {
@@ -436,6 +443,20 @@ struct JSONReader {
     @usableFromInline
     mutating func readNumber() throws(JSONSyntaxError) -> JSONKind {
         let start = index
+        // Most numbers in tokens are NumericDates: a positive integer of ten digits. Up to fifteen digits not
+        // followed by a fraction or an exponent are read eight at a time (and fit any Int64).
+        if end &- index >= 16, base[index] != UInt8(ascii: "0"), base[index] != UInt8(ascii: "-") {
+            var digits = JSONReader.leadingDigits(UnsafeRawPointer(base + index).loadUnaligned(as: UInt64.self))
+            if digits == 8 {
+                digits &+= JSONReader.leadingDigits(UnsafeRawPointer(base + (index &+ 8)).loadUnaligned(as: UInt64.self))
+            }
+            let next = base[index &+ digits]
+            if digits < 16, next != UInt8(ascii: "."), next != UInt8(ascii: "e"), next != UInt8(ascii: "E") {
+                // The caller dispatched on a digit or '-', and '-' and '0' went the long way: digits >= 1.
+                index &+= digits
+                return .integer
+            }
+        }
         if base[index] == UInt8(ascii: "-") { index += 1 }
         guard index < end else { throw fail("invalid number") }
         if base[index] == UInt8(ascii: "0") {
@@ -473,6 +494,28 @@ struct JSONReader {
         return .integer
     }
 
+    /// The number of ASCII digits (0...8) at the start of the eight bytes in `word` (the first byte lowest).
+    /// A byte is flagged when it is not a digit: after `^ 0x30` a digit is 0...9, and adding 0x76 sets the high
+    /// bit of anything from 0x0A up; a carry out of a flagged byte can only flag bytes above it.
+    @inline(__always) @usableFromInline
+    static func leadingDigits(_ word: UInt64) -> Int {
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let shifted = word ^ (ones &* 0x30)
+        let flagged = ((shifted &+ ones &* 0x76) | shifted) & (ones &* 0x80)
+        return flagged == 0 ? 8 : flagged.trailingZeroBitCount >> 3
+    }
+
+    /// The value of eight ASCII digits in `word` (the first, most significant digit in the lowest byte):
+    /// neighbouring digits combined into pairs, the pairs into fours, the fours into eight.
+    @inline(__always) @usableFromInline
+    static func eightDigitsValue(_ word: UInt64) -> Int64 {
+        var w = word & 0x0F0F_0F0F_0F0F_0F0F
+        w = (w &* 10 &+ (w >> 8)) & 0x00FF_00FF_00FF_00FF
+        w = (w &* 100 &+ (w >> 16)) & 0x0000_FFFF_0000_FFFF
+        w = (w &* 10_000 &+ (w >> 32)) & 0xFFFF_FFFF
+        return Int64(truncatingIfNeeded: w)
+    }
+
     /// A validated integer literal as Int64; nil on overflow.
     @usableFromInline
     static func parseInteger(_ span: UnsafeBufferPointer<UInt8>) -> Int64? {
@@ -480,8 +523,14 @@ struct JSONReader {
         let negative = span[0] == UInt8(ascii: "-")
         if negative { i = 1 }
         if span.count <= 18 {
-            // At most eighteen digits: no overflow possible (NumericDates have ten), so no checks.
+            // At most eighteen digits: no overflow possible (NumericDates have ten), so no checks. Eight digits
+            // at a time while eight remain.
             var value: Int64 = 0
+            while span.count &- i >= 8 {
+                let word = UnsafeRawPointer(span.baseAddress! + i).loadUnaligned(as: UInt64.self)
+                value = value &* 100_000_000 &+ eightDigitsValue(UInt64(littleEndian: word))
+                i &+= 8
+            }
             while i < span.count {
                 value = value &* 10 &+ Int64(span[i] &- UInt8(ascii: "0"))
                 i += 1
