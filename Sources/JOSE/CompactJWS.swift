@@ -156,11 +156,18 @@ public struct CompactJWS: Sendable {
             throw TokenError.malformed("the signature segment is not canonical base64url")
         }
 
-        // Header.
-        guard let headerCount, Base64URL.decode(headerSpan, into: UnsafeMutableBufferPointer(start: out, count: headerCount)) != nil else {
-            throw TokenError.malformed("the header segment is not canonical base64url")
+        // Header: recalled when this thread has read the same segment before (see ``HeaderMemo``).
+        guard let headerCount else { throw TokenError.malformed("the header segment is not canonical base64url") }
+        let header: JOSEHeader
+        if let known = HeaderMemo.recall(headerSpan, maxDepth: limits.maxDepth, into: out, storage: storage) {
+            header = known
+        } else {
+            guard Base64URL.decode(headerSpan, into: UnsafeMutableBufferPointer(start: out, count: headerCount)) != nil else {
+                throw TokenError.malformed("the header segment is not canonical base64url")
+            }
+            header = try readHeader(storage, count: headerCount, maxDepth: limits.maxDepth)
+            HeaderMemo.remember(headerSpan, maxDepth: limits.maxDepth, header: header)
         }
-        let header = try readHeader(storage, count: headerCount, maxDepth: limits.maxDepth)
         // Checked after the header so that an unsigned token (`"alg":"none"` with an empty signature, the usual
         // shape of that attack) is reported as the refused algorithm it is, not as a bad signature.
         guard !signatureSpan.isEmpty else { throw TokenError(.badSignature, "the signature segment is empty") }
