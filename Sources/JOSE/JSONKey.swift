@@ -21,6 +21,12 @@ public struct JSONKey: Sendable, Hashable {
     public static func == (lhs: JSONKey, rhs: JSONKey) -> Bool { lhs.utf8 == rhs.utf8 }
     public func hash(into hasher: inout Hasher) { hasher.combine(utf8) }
 
+    /// Whether `name` (unescaped UTF-8) is this name.
+    @inlinable
+    public func isName(_ name: UnsafeBufferPointer<UInt8>) -> Bool {
+        utf8.withUnsafeBufferPointer { bytesEqual($0, name) }
+    }
+
     /// The index in `table` of the member of the object whose first member is `first` that has this name, or
     /// nil. Equal hashes are confirmed on the bytes (after unescaping, for a name written with escapes).
     @inlinable
@@ -132,6 +138,34 @@ extension JSONObject {
 
     @inlinable
     public func contains(_ key: JSONKey) -> Bool { member(key) != nil }
+
+    /// The object held by the member named `key`, as a view on the same document; nil when there is no such
+    /// member or its value is not an object (see ``kind(of:)``). No ``JSONValue`` is made on the way.
+    @inlinable
+    public func object(_ key: JSONKey) -> JSONObject? {
+        guard let member = member(key), member.kind == .object else { return nil }
+        return JSONObject(document: document, first: member.firstChild, start: member.valueStart, end: member.valueEnd)
+    }
+
+    /// Calls `body` with each member's kind and name (its UTF-8 bytes, unescaped), in document order, in one walk
+    /// over the members: for checks that look at several members of a small object, where a look-up per name
+    /// would walk the members once per name (and to the end for each name that is absent).
+    @inlinable
+    public func forEachMember<E: Error>(_ body: (UnsafeBufferPointer<UInt8>, JSONKind) throws(E) -> Void) throws(E) {
+        let members = document.members
+        let base = document.base
+        var k = Int(first)
+        while k >= 0 {
+            let member = members[k]
+            let name = UnsafeBufferPointer(start: base + Int(member.keyStart), count: Int(member.keyEnd - member.keyStart))
+            if member.keyEscaped {
+                try JSONReader.unescape(name).withUnsafeBufferPointer { (unescaped) throws(E) in try body(unescaped, member.kind) }
+            } else {
+                try body(name, member.kind)
+            }
+            k = Int(member.next)
+        }
+    }
 }
 
 extension String {

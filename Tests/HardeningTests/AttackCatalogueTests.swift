@@ -304,6 +304,26 @@ import Testing
         record(.firebase, "sub of 129 escaped characters (\\u00e9)", token(.firebase, firebase.with("sub", "\"\(escaped)\\u00e9\"")), invalidClaim,
             "escapes are counted as the characters they stand for", Fixtures.keys)
         record(.firebase, "sub a number", token(.firebase, firebase.with("sub", "1234")), invalidClaim, "sub is a string", Fixtures.keys)
+
+        // Firebase: the shape of the `firebase` claim, each member checked whatever its position.
+        let identities = #""identities":{"email":["a@example.com"]}"#
+        for (label, object, expected) in [
+            ("a string", #""password""#, invalidClaim),
+            ("an empty object", "{}", Outcome.accepted),
+            ("with every member well-formed, and others", #"{"x":1,"sign_in_provider":"password","tenant":"t-1","sign_in_second_factor":"phone",\#(identities),"y":[{}]}"#, .accepted),
+            ("sign_in_provider a number", #"{\#(identities),"sign_in_provider":7}"#, invalidClaim),
+            ("sign_in_provider null", #"{"sign_in_provider":null,\#(identities)}"#, invalidClaim),
+            ("tenant a number", #"{"sign_in_provider":"password","tenant":7}"#, invalidClaim),
+            ("sign_in_second_factor true", #"{"sign_in_second_factor":true,"sign_in_provider":"password"}"#, invalidClaim),
+            ("identities a string", #"{"sign_in_provider":"password","identities":"email"}"#, invalidClaim),
+            ("identities an array", #"{"identities":[],"sign_in_provider":"password"}"#, invalidClaim),
+            ("identities null", #"{"identities":null}"#, invalidClaim),
+            ("an escaped member name (\\u0074enant) a number", #"{"\u0074enant":7}"#, invalidClaim),
+        ] {
+            record(.firebase, "firebase \(label)", token(.firebase, firebase.with("firebase", object)), expected,
+                "firebase is an object whose sign_in_provider, tenant and sign_in_second_factor are strings and identities an object",
+                Fixtures.keys)
+        }
     }
 
     // MARK: Key sets

@@ -20,12 +20,11 @@ public struct FirebaseClaimsRule: ClaimRule, Equatable {
 
     public func check(_ claims: JSONObject, _ context: ClaimContext) throws(TokenError) {
         let firebase: JSONObject?
-        if let value = claims[ClaimKey.firebase] {
-            guard let object = value.object else {
-                throw TokenError(.invalidClaim, claim: "firebase", "the \"firebase\" claim must be an object, not a \(value.kind)")
-            }
+        if let object = claims.object(ClaimKey.firebase) {
             try FirebaseClaimsRule.checkShape(object)
             firebase = object
+        } else if let kind = claims.kind(of: ClaimKey.firebase) {
+            throw TokenError(.invalidClaim, claim: "firebase", "the \"firebase\" claim must be an object, not a \(kind)")
         } else {
             firebase = nil
         }
@@ -48,21 +47,34 @@ public struct FirebaseClaimsRule: ClaimRule, Equatable {
     }
 
     static func checkShape(_ firebase: JSONObject) throws(TokenError) {
-        // Each key named on its own rather than looped over an array of keys, and only the kinds read: no array
-        // or key is copied and no value made per check (each would be retained and released on every token).
-        try requireString(firebase, ClaimKey.signInProvider)
-        try requireString(firebase, ClaimKey.tenant)
-        try requireString(firebase, ClaimKey.signInSecondFactor)
-        if let kind = firebase.kind(of: ClaimKey.identities), kind != .object {
+        // One walk over the object's few members, noting the kind of each checked member that has the wrong
+        // one (a look-up per name would walk it four times, to the end for each name that is absent). The
+        // refusals are then reported in a fixed order, whatever the order of the members.
+        var wrong: (provider: JSONKind?, tenant: JSONKind?, secondFactor: JSONKind?, identities: JSONKind?)
+        firebase.forEachMember { name, kind in
+            if ClaimKey.identities.isName(name) {
+                if kind != .object { wrong.identities = kind }
+            } else if kind != .string {
+                if ClaimKey.signInProvider.isName(name) {
+                    wrong.provider = kind
+                } else if ClaimKey.tenant.isName(name) {
+                    wrong.tenant = kind
+                } else if ClaimKey.signInSecondFactor.isName(name) {
+                    wrong.secondFactor = kind
+                }
+            }
+        }
+        if let kind = wrong.provider { throw notAString(ClaimKey.signInProvider, kind) }
+        if let kind = wrong.tenant { throw notAString(ClaimKey.tenant, kind) }
+        if let kind = wrong.secondFactor { throw notAString(ClaimKey.signInSecondFactor, kind) }
+        if let kind = wrong.identities {
             throw TokenError(.invalidClaim, claim: "firebase.identities",
                              "\"firebase.identities\" must be an object mapping providers to lists of IDs, not a \(kind)")
         }
     }
 
-    private static func requireString(_ firebase: JSONObject, _ key: JSONKey) throws(TokenError) {
-        if let kind = firebase.kind(of: key), kind != .string {
-            let name = key.name
-            throw TokenError(.invalidClaim, claim: "firebase.\(name)", "\"firebase.\(name)\" must be a string, not a \(kind)")
-        }
+    private static func notAString(_ key: JSONKey, _ kind: JSONKind) -> TokenError {
+        let name = key.name
+        return TokenError(.invalidClaim, claim: "firebase.\(name)", "\"firebase.\(name)\" must be a string, not a \(kind)")
     }
 }
