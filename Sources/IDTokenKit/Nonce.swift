@@ -37,13 +37,7 @@ public enum Nonce: Sendable, Equatable {
                 let hex = UnsafeMutableBufferPointer(rebasing: buffer[..<64])
                 let digest = UnsafeMutableBufferPointer(rebasing: buffer[64...])
                 raw.withBorrowedUTF8 { SHA256.hash(UnsafeRawBufferPointer($0), into: UnsafeMutableRawBufferPointer(digest)) }
-                let digits: StaticString = "0123456789abcdef"
-                digits.withUTF8Buffer { table in
-                    for k in 0..<SHA256.byteCount {
-                        hex[2 * k] = table[Int(digest[k] >> 4)]
-                        hex[2 * k + 1] = table[Int(digest[k] & 0x0F)]
-                    }
-                }
+                SHA256.writeLowercaseHex(UnsafeRawBufferPointer(digest), into: UnsafeMutableRawBufferPointer(hex))
                 return ConstantTime.equals(actual, UnsafeBufferPointer(hex))
             }
         case .exact(let expected):

@@ -31,6 +31,34 @@ public enum SHA256 {
         _ = idtk_sha256(bytes.baseAddress, bytes.count, digest.baseAddress?.assumingMemoryBound(to: UInt8.self))
     }
 
+    /// Writes `bytes` to `hex` as lowercase hexadecimal digits, two per byte (`hex` holds at least twice as
+    /// many bytes). Four bytes at a time: each spread to its own 16-bit lane, its nibbles split into the lane's
+    /// two bytes (high nibble first), and every nibble turned into its digit at once (`d + '0'`, plus 39 when
+    /// `d` is 10 or more, which `(d + 6) >> 4` flags).
+    @inlinable
+    public static func writeLowercaseHex(_ bytes: UnsafeRawBufferPointer, into hex: UnsafeMutableRawBufferPointer) {
+        precondition(hex.count >= 2 * bytes.count, "hex digits need two bytes per byte")
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        var i = 0
+        while bytes.count &- i >= 4 {
+            var v = UInt64(UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: i, as: UInt32.self)))
+            v = (v | (v << 16)) & 0x0000_FFFF_0000_FFFF
+            v = (v | (v << 8)) & 0x00FF_00FF_00FF_00FF
+            let nibbles = ((v >> 4) & 0x000F_000F_000F_000F) | ((v & 0x000F_000F_000F_000F) << 8)
+            let letters = ((nibbles &+ ones &* 6) >> 4) & ones
+            let digits = nibbles &+ ones &* 0x30 &+ letters &* 39
+            hex.storeBytes(of: digits.littleEndian, toByteOffset: 2 &* i, as: UInt64.self)
+            i &+= 4
+        }
+        let table: StaticString = "0123456789abcdef"
+        while i < bytes.count {
+            let byte = bytes[i]
+            hex[2 &* i] = table.utf8Start[Int(byte >> 4)]
+            hex[2 &* i &+ 1] = table.utf8Start[Int(byte & 0x0F)]
+            i &+= 1
+        }
+    }
+
     /// The digest of the UTF-8 bytes of `text` as 64 lowercase hexadecimal digits.
     public static func hexDigest(utf8 text: String) -> String {
         hash(utf8: text).lowercaseHex

@@ -31,6 +31,20 @@ import Testing
     @Test func knownSHA256() {
         // FIPS 180-2 example.
         #expect(SHA256.hexDigest(utf8: "abc") == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
+        // The four-bytes-at-a-time writer used for nonces: every byte value, at every position of every length
+        // up to 9 (whole words and tails), against the digits written one at a time.
+        for length in 0...9 {
+            for value in 0...255 {
+                for position in 0..<max(length, 1) where position < length || length == 0 {
+                    var bytes = (0..<length).map { UInt8(truncatingIfNeeded: $0 &* 37 &+ 11) }
+                    if length > 0 { bytes[position] = UInt8(value) }
+                    let expected = bytes.map { String($0, radix: 16).count == 1 ? "0" + String($0, radix: 16) : String($0, radix: 16) }.joined()
+                    var hex = [UInt8](repeating: 0, count: 2 * length)
+                    bytes.withUnsafeBytes { b in hex.withUnsafeMutableBytes { SHA256.writeLowercaseHex(b, into: $0) } }
+                    #expect(String(decoding: hex, as: UTF8.self) == expected)
+                }
+            }
+        }
         #expect(Nonce.sha256Hex("abc").expectedClaimValue == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
         #expect(Nonce.exact("abc").expectedClaimValue == "abc")
         #expect(NonceMode.sha256Hex.expecting("r") == .sha256Hex("r"))
