@@ -1,3 +1,9 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// One line of input: its number, its bytes (without the line break) up to the reader's cap, and its real length.
 public struct RawLine: Sendable {
     /// 1-based line number in the input.
@@ -122,25 +128,13 @@ public final class LineReader {
         return RawLine(number: lineNumber, bytes: bytes, length: length, cutByInputError: cut)
     }
 
-    /// The index of the next LF at or after `start`, eight bytes at a time.
+    /// The index of the next LF at or after `start`. memchr looks at 16 or 32 bytes an instruction where the
+    /// processor allows; a line is about a kilobyte of token, so this is most of splitting it.
     static func newline(in bytes: [UInt8], from start: Int) -> Int? {
-        bytes.withUnsafeBytes { raw -> Int? in
-            let count = raw.count
-            var i = start
-            let ones: UInt64 = 0x0101_0101_0101_0101
-            let highs: UInt64 = 0x8080_8080_8080_8080
-            let pattern: UInt64 = 0x0A * ones
-            while i + 8 <= count {
-                let word = raw.loadUnaligned(fromByteOffset: i, as: UInt64.self) ^ pattern
-                // A zero byte in `word` marks an LF (the classic has-zero-byte test).
-                if (word &- ones) & ~word & highs != 0 { break }
-                i += 8
-            }
-            while i < count {
-                if raw[i] == 0x0A { return i }
-                i += 1
-            }
-            return nil
+        bytes.withUnsafeBufferPointer { buffer -> Int? in
+            guard start < buffer.count, let base = buffer.baseAddress,
+                  let hit = memchr(base + start, 0x0A, buffer.count - start) else { return nil }
+            return UnsafeRawPointer(hit) - UnsafeRawPointer(base)
         }
     }
 }
