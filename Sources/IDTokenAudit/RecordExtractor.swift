@@ -34,6 +34,10 @@ public struct RecordExtractor: Sendable {
                                problem: TokenError(.malformed, "the input ends inside line \(line.number) (it could not be read further), so the line is incomplete"))
         }
         if body.first == UInt8(ascii: "{") {
+            if let fields = body.withUnsafeBufferPointer(JSONRecordScanner.scan) {
+                return AuditRecord(line: line.number, form: .json, id: fields.id, token: fields.token, at: fields.at,
+                                   nonce: fields.nonce)
+            }
             return json(Array(body), line: line.number)
         }
         let printableWord = RecordExtractor.isPrintableWord(body)
@@ -56,7 +60,8 @@ public struct RecordExtractor: Sendable {
                                                : "line \(line.number) holds no token: no compact JWS (eyJ…) and not a JSON record"))
     }
 
-    private func json(_ body: [UInt8], line: Int) -> AuditRecord {
+    /// A JSON record read by the strict JSON reader: every line that ``JSONRecordScanner`` does not read.
+    func json(_ body: [UInt8], line: Int) -> AuditRecord {
         let object: JSONObject
         do { object = try JSONObject.parse(body, maxDepth: 16) } catch {
             return AuditRecord(line: line, form: .json,
