@@ -29,45 +29,73 @@ public enum OutputFormat: String, Sendable, CaseIterable {
 }
 
 enum RecordRendering {
-    /// Each member's name is written with the comma and quotes around it in one piece.
+    /// Each member's name is written with the comma and quotes around it in one piece, through a
+    /// ``RecordWriter`` into room worked out from the lengths of the values (six bytes a byte for a string,
+    /// which is what `\u00XX` takes).
     static func ndjson(_ r: AuditResult, into out: inout [UInt8]) {
-        JSONText.appendLiteral("{\"line\":", to: &out)
-        JSONText.appendInt(r.line, to: &out)
-        JSONText.appendLiteral(",\"id\":", to: &out)
+        let claims = r.claims
+        let message = r.error?.message
+        var bound = 240
+        func room(_ text: String?) { if let text { bound += 6 * text.utf8.count + 3 } }
         switch r.id {
-        case .string(let text)?: JSONText.appendPlainString(text, to: &out)
-        case .json(let raw)?: JSONText.appendRaw(raw, to: &out)
-        case nil: JSONText.appendLiteral("null", to: &out)
+        case .string(let text)?: room(text)
+        case .json(let raw)?: bound += raw.utf8.count
+        case nil: break
         }
-        JSONText.appendLiteral(r.isValid ? ",\"valid\":true,\"error\":" : ",\"valid\":false,\"error\":", to: &out)
-        JSONText.appendOptionalString(r.error?.code.rawValue, to: &out)
-        JSONText.appendLiteral(",\"iss\":", to: &out)
-        JSONText.appendOptionalString(r.claims.issuer, to: &out)
-        JSONText.appendLiteral(",\"sub\":", to: &out)
-        JSONText.appendOptionalString(r.claims.subject, to: &out)
-        JSONText.appendLiteral(",\"aud\":", to: &out)
-        switch r.claims.audience {
-        case .single(let value)?: JSONText.appendPlainString(value, to: &out)
-        case .list(let values)?:
-            out.append(0x5B)
-            for (k, value) in values.enumerated() {
-                if k > 0 { out.append(0x2C) }
-                JSONText.appendPlainString(value, to: &out)
+        room(claims.issuer)
+        room(claims.subject)
+        switch claims.audience {
+        case .single(let value)?: room(value)
+        case .list(let values)?: for value in values { room(value) }
+        case nil: break
+        }
+        room(claims.kid)
+        bound += (claims.expiresText?.utf8.count ?? 0) + (claims.issuedAtText?.utf8.count ?? 0)
+        room(message)
+        RecordWriter.write(into: &out, bound: bound) { w in
+            w.literal("{\"line\":")
+            w.int(r.line)
+            w.literal(",\"id\":")
+            switch r.id {
+            case .string(let text)?: w.string(text)
+            case .json(let raw)?: w.raw(raw)
+            case nil: w.literal("null")
             }
-            out.append(0x5D)
-        case nil: JSONText.appendLiteral("null", to: &out)
+            if let error = r.error {
+                w.literal(",\"valid\":false,\"error\":\"")
+                w.raw(error.code.rawValue)
+                w.byte(0x22)
+            } else {
+                w.literal(",\"valid\":true,\"error\":null")
+            }
+            w.literal(",\"iss\":")
+            w.optionalString(claims.issuer)
+            w.literal(",\"sub\":")
+            w.optionalString(claims.subject)
+            w.literal(",\"aud\":")
+            switch claims.audience {
+            case .single(let value)?: w.string(value)
+            case .list(let values)?:
+                w.byte(0x5B)
+                for (k, value) in values.enumerated() {
+                    if k > 0 { w.byte(0x2C) }
+                    w.string(value)
+                }
+                w.byte(0x5D)
+            case nil: w.literal("null")
+            }
+            w.literal(",\"kid\":")
+            w.optionalString(claims.kid)
+            w.literal(",\"exp\":")
+            if let exp = claims.expiresText { w.raw(exp) } else { w.literal("null") }
+            w.literal(",\"iat\":")
+            if let iat = claims.issuedAtText { w.raw(iat) } else { w.literal("null") }
+            w.literal(",\"at\":")
+            if r.at.isFinite, r.at == r.at.rounded(), abs(r.at) < 1e15 { w.int(Int(r.at)) } else { w.raw(JSONText.number(r.at)) }
+            w.literal(",\"message\":")
+            w.optionalString(message)
+            w.literal("}\n")
         }
-        JSONText.appendLiteral(",\"kid\":", to: &out)
-        JSONText.appendOptionalString(r.claims.kid, to: &out)
-        JSONText.appendLiteral(",\"exp\":", to: &out)
-        if let exp = r.claims.expiresText { JSONText.appendRaw(exp, to: &out) } else { JSONText.appendLiteral("null", to: &out) }
-        JSONText.appendLiteral(",\"iat\":", to: &out)
-        if let iat = r.claims.issuedAtText { JSONText.appendRaw(iat, to: &out) } else { JSONText.appendLiteral("null", to: &out) }
-        JSONText.appendLiteral(",\"at\":", to: &out)
-        JSONText.appendNumber(r.at, to: &out)
-        JSONText.appendLiteral(",\"message\":", to: &out)
-        JSONText.appendOptionalString(r.error?.message, to: &out)
-        JSONText.appendLiteral("}\n", to: &out)
     }
 
     static func csv(_ r: AuditResult, into out: inout [UInt8]) {

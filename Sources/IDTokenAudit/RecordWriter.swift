@@ -1,0 +1,112 @@
+import JOSE
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Writes one output record through a pointer into room reserved at the end of a byte array: each piece is a
+/// bounds-free copy, where `Array.append(contentsOf:)` checks capacity and uniqueness on every call (a record
+/// is some thirty pieces).
+///
+/// ``write(into:bound:_:)`` grows the array by `bound` bytes, lets `body` write at most that many, and cuts the
+/// array back to what was written. The caller works the bound out from the lengths of what it writes.
+struct RecordWriter {
+    private(set) var position: UnsafeMutablePointer<UInt8>
+
+    static func write(into out: inout [UInt8], bound: Int, _ body: (inout RecordWriter) -> Void) {
+        let start = out.count
+        out.append(contentsOf: repeatElement(0, count: bound))
+        let written = out.withUnsafeMutableBufferPointer { buffer -> Int in
+            let base = buffer.baseAddress! + start
+            var writer = RecordWriter(position: base)
+            body(&writer)
+            return writer.position - base
+        }
+        precondition(written <= bound, "a record wrote past its bound")
+        out.removeLast(bound - written)
+    }
+
+    @inline(__always)
+    mutating func byte(_ value: UInt8) {
+        position.pointee = value
+        position += 1
+    }
+
+    @inline(__always)
+    mutating func literal(_ text: StaticString) {
+        let count = text.utf8CodeUnitCount
+        memcpy(position, text.utf8Start, count)
+        position += count
+    }
+
+    @inline(__always)
+    mutating func bytes(_ text: UnsafeBufferPointer<UInt8>) {
+        if let base = text.baseAddress { memcpy(position, base, text.count) }
+        position += text.count
+    }
+
+    @inline(__always)
+    mutating func raw(_ text: String) {
+        var text = text
+        text.withUTF8 { bytes($0) }
+    }
+
+    /// An integer's decimal digits (at most 20 and a sign).
+    mutating func int(_ value: Int) {
+        if value < 0 { byte(0x2D) }
+        var magnitude = value.magnitude
+        var digits = 1
+        var scale: UInt = 10
+        while digits < 20, magnitude >= scale {
+            digits += 1
+            if scale > UInt.max / 10 { break }
+            scale *= 10
+        }
+        var k = digits
+        repeat {
+            k -= 1
+            position[k] = UInt8(ascii: "0") + UInt8(magnitude % 10)
+            magnitude /= 10
+        } while k > 0
+        position += digits
+    }
+}
+
+extension RecordWriter {
+    /// `text` as a JSON string literal, escaped as `JSONText.appendString` escapes it: `"` and `\` with a
+    /// backslash, LF, CR and tab by their short escapes, other control characters and DEL as `\u00XX`; the rest,
+    /// UTF-8 included, as it is. At most six bytes a byte and two quotes.
+    mutating func string(_ text: String) {
+        var text = text
+        text.withUTF8 { bytes in
+            byte(0x22)
+            if JSONText.needsEscape(UnsafeRawBufferPointer(bytes)) {
+                for value in bytes { escaped(value) }
+            } else {
+                self.bytes(bytes)
+            }
+            byte(0x22)
+        }
+    }
+
+    mutating func optionalString(_ text: String?) {
+        if let text { string(text) } else { literal("null") }
+    }
+
+    private mutating func escaped(_ value: UInt8) {
+        switch value {
+        case 0x22: byte(0x5C); byte(0x22)
+        case 0x5C: byte(0x5C); byte(0x5C)
+        case 0x0A: byte(0x5C); byte(0x6E)
+        case 0x0D: byte(0x5C); byte(0x72)
+        case 0x09: byte(0x5C); byte(0x74)
+        case 0x00..<0x20, 0x7F:
+            let hex: StaticString = "0123456789abcdef"
+            literal("\\u00")
+            byte(hex.utf8Start[Int(value >> 4)])
+            byte(hex.utf8Start[Int(value & 0x0F)])
+        default: byte(value)
+        }
+    }
+}
