@@ -241,7 +241,7 @@ public final class AuditEngine: @unchecked Sendable {
         }
         counts.verifications += 1
         let judgement = judge.judge(token, at: at, nonce: nonce)
-        let claims = ReportedClaims(header: judgement.header, claims: judgement.claims, interning: interners)
+        let claims = ReportedClaims(judgement: judgement, interning: interners)
         var replayEntry: ReplayEntry?
         if findReplays, judgement.isValid {
             replayEntry = AuditEngine.replayEntry(token: token, issuer: claims.issuer ?? "",

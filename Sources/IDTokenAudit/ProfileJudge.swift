@@ -103,12 +103,12 @@ public struct ProfileJudge: TokenJudge {
             let shown = claims["iss"].map { $0.string.map { "\"\(String($0.prefix(200)))\"" } ?? "a \($0.kind)" } ?? "no issuer"
             let known = byIssuer.keys.sorted().joined(separator: ", ")
             return Judgement(error: TokenError(.wrongIssuer, claim: "iss", "no profile of this audit accepts tokens from \(shown) (configured issuers: \(known))"),
-                             signatureVerified: false, header: jws.header.object, claims: claims, leeway: 0, profile: nil)
+                             signatureVerified: false, splitHeader: jws.header, claims: claims, leeway: 0, profile: nil)
         }
         if let guessed, guessed.index == index {
             // The same profile, the same split token: its verdict, with the header and claims routing read.
             var judgement = guessed.judgement
-            judgement.header = jws.header.object
+            judgement.setHeader(jws.header)
             judgement.claims = claims
             return judgement
         }
@@ -135,21 +135,24 @@ public struct ProfileJudge: TokenJudge {
             } else {
                 verified = try entry.verifier.verify(token, keys: entry.keys, now: now, nonce: expected)
             }
-            return Judgement(error: nil, signatureVerified: true, header: verified.header.object, claims: verified.claims.object,
+            return Judgement(error: nil, signatureVerified: true, splitHeader: verified.header, claims: verified.claims.object,
                              leeway: leeway, profile: entry.name)
         } catch {
-            var header = peeked?.0.header.object
             var claims = peeked?.1
+            var judgement = Judgement(error: error, signatureVerified: error.code.isAfterSignature, splitHeader: peeked?.0.header,
+                                      claims: nil, leeway: leeway, profile: entry.name)
             if peeked == nil && readParts {
                 if let jws = try? CompactJWS(token, limits: limits) {
-                    header = jws.header.object
+                    judgement.setHeader(jws.header)
                     claims = try? jws.claims(maxDepth: limits.maxDepth)
                 } else {
-                    (header, claims) = UnverifiedPeek.parts(token, maxBytes: limits.maxTokenBytes)
+                    let peek = UnverifiedPeek.parts(token, maxBytes: limits.maxTokenBytes)
+                    judgement.header = peek.header
+                    claims = peek.claims
                 }
             }
-            return Judgement(error: error, signatureVerified: error.code.isAfterSignature, header: header, claims: claims,
-                             leeway: leeway, profile: entry.name)
+            judgement.claims = claims
+            return judgement
         }
     }
 

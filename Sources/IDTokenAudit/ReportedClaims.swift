@@ -32,37 +32,52 @@ public final class ReportedClaims: Sendable, Hashable {
 
     /// Reads the reported fields from a header and claims. Values of the wrong type are left out.
     public convenience init(header: JSONObject?, claims: JSONObject?) {
-        self.init(header: header, claims: claims, interning: nil)
+        self.init(judgement: Judgement(error: nil, signatureVerified: false, header: header, claims: claims, leeway: 0,
+                                       profile: nil),
+                  interning: nil)
     }
 
+    /// Reads the reported fields of a judgement's header and claims, in place (no `JSONValue`, no string but
+    /// the ones kept).
+    ///
     /// - Parameter interners: share the strings of values that recur across tokens (`kid`, `iss`, `aud`).
-    init(header: JSONObject?, claims: JSONObject?, interning interners: ClaimInterners?) {
-        func text(_ value: JSONValue?, _ interner: StringInterner?) -> String? {
-            guard let value else { return nil }
-            return (interner.map { $0.string(value) } ?? value.string).map { ReportedClaims.clip($0) }
+    init(judgement: Judgement, interning interners: ClaimInterners?) {
+        func text(_ bytes: UnsafeBufferPointer<UInt8>, _ interner: StringInterner?) -> String {
+            ReportedClaims.clip(interner?.string(bytes) ?? String(decoding: bytes, as: UTF8.self))
         }
-        kid = text(header?[Keys.kid], interners?.kid)
-        issuer = text(claims?[Keys.iss], interners?.issuer)
-        subject = claims?[Keys.sub]?.string.map { ReportedClaims.clip($0) }
-        if let aud = claims?[Keys.aud] {
-            if aud.kind == .string {
-                audience = text(aud, interners?.audience).map { .single($0) }
-            } else if let elements = aud.array {
-                audience = .list(elements.prefix(16).compactMap { text($0, interners?.audience) })
-            } else {
-                audience = nil
-            }
-        } else {
+        kid = judgement.withKid { bytes in bytes.map { text($0, interners?.kid) } }
+        guard let claims = judgement.claims else {
+            issuer = nil
+            subject = nil
             audience = nil
-        }
-        if let exp = claims?[Keys.exp], exp.kind == .integer || exp.kind == .real {
-            expiresText = exp.rawJSON
-            expires = exp.double
-        } else {
             expiresText = nil
             expires = nil
+            issuedAtText = nil
+            return
         }
-        if let iat = claims?[Keys.iat], iat.kind == .integer || iat.kind == .real { issuedAtText = iat.rawJSON } else { issuedAtText = nil }
+        issuer = claims.withString(Keys.iss) { text($0, interners?.issuer) }
+        subject = claims.withString(Keys.sub) { ReportedClaims.clip(String(decoding: $0, as: UTF8.self)) }
+        switch claims.kindAndTextLength(of: Keys.aud)?.kind {
+        case .string?:
+            audience = claims.withString(Keys.aud) { .single(text($0, interners?.audience)) }
+        case .array?:
+            let elements = claims[Keys.aud]?.array ?? []
+            audience = .list(elements.prefix(16).compactMap { element in element.withStringBytes { text($0, interners?.audience) } })
+        default:
+            audience = nil
+        }
+        func number(_ key: JSONKey) -> String? {
+            claims.withRawValue(key) { kind, raw in
+                kind == .integer || kind == .real ? String(decoding: raw, as: UTF8.self) : nil
+            } ?? nil
+        }
+        expiresText = number(Keys.exp)
+        switch claims.number(Keys.exp) {
+        case .integer(let value): expires = Double(value)
+        case .real(let value): expires = value
+        case .missing, .notANumber: expires = nil
+        }
+        issuedAtText = number(Keys.iat)
     }
 
     /// The names read from every token, hashed once.

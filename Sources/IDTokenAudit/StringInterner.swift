@@ -22,20 +22,20 @@ final class StringInterner {
 
     /// The value's text, shared with earlier equal values when possible; nil when the value is not a string.
     func string(_ value: JSONValue) -> String? {
-        guard value.kind == .string else { return nil }
-        // The value's decoded bytes are read once, in place, and compared with each held value of the same length.
-        let held = value.withStringBytes { bytes -> String? in
-            for candidate in values where candidate.bytes.count == bytes.count {
-                if candidate.bytes.withUnsafeBytes({ ByteComparison.equal($0, at: 0, UnsafeRawBufferPointer(bytes)) }) {
-                    return candidate.text
-                }
-            }
-            return nil
+        value.withStringBytes { string($0) }
+    }
+
+    /// The text of these UTF-8 bytes (a JSON string's, decoded), shared with earlier equal values when possible.
+    /// The bytes are compared in place with each held value of the same length; a string is made only for a value
+    /// not held.
+    func string(_ bytes: UnsafeBufferPointer<UInt8>) -> String {
+        let raw = UnsafeRawBufferPointer(bytes)
+        for candidate in values where candidate.bytes.count == bytes.count {
+            if candidate.bytes.withUnsafeBytes({ ByteComparison.equal($0, at: 0, raw) }) { return candidate.text }
         }
-        if let text = held ?? nil { return text }
-        guard let text = value.string else { return nil }
-        if text.utf8.count <= maxLength {
-            let entry = (bytes: Array(text.utf8), text: text)
+        let text = String(decoding: bytes, as: UTF8.self)
+        if bytes.count <= maxLength {
+            let entry = (bytes: Array(bytes), text: text)
             if values.count < capacity {
                 values.append(entry)
             } else {

@@ -18,7 +18,17 @@ public struct Judgement: Sendable {
     /// rule after the signature: `expired`, `wrong_audience`…). Key usage is counted only for these.
     public var signatureVerified: Bool
     /// The protected header, when it could be read.
-    public var header: JSONObject?
+    public var header: JSONObject? {
+        get { headerObject ?? splitHeader?.object }
+        set {
+            headerObject = newValue
+            splitHeader = nil
+        }
+    }
+    /// The header as a judge read it: as a JSON object, or as the verifier split it (indexed as an object only
+    /// when ``header`` is asked for: the audit reads the `kid` alone, in place).
+    private var headerObject: JSONObject?
+    private var splitHeader: JOSEHeader?
     /// The claims: verified when ``signatureVerified``, otherwise what the token says (unverified), for reports.
     public var claims: JSONObject?
     /// The leeway (seconds) the deciding profile applied to time checks.
@@ -30,10 +40,35 @@ public struct Judgement: Sendable {
                 leeway: Double, profile: String?) {
         self.error = error
         self.signatureVerified = signatureVerified
-        self.header = header
+        self.headerObject = header
         self.claims = claims
         self.leeway = leeway
         self.profile = profile
+    }
+
+    /// A judgement with the header as the verifier split it.
+    public init(error: TokenError?, signatureVerified: Bool, splitHeader: JOSEHeader?, claims: JSONObject?,
+                leeway: Double, profile: String?) {
+        self.error = error
+        self.signatureVerified = signatureVerified
+        self.splitHeader = splitHeader
+        self.claims = claims
+        self.leeway = leeway
+        self.profile = profile
+    }
+
+    /// Replaces the header with the one the verifier split.
+    mutating func setHeader(_ header: JOSEHeader) {
+        headerObject = nil
+        splitHeader = header
+    }
+
+    /// Calls `body` with the header's `kid` (unescaped UTF-8), or nil when there is no header, no `kid`, or a
+    /// `kid` that is not a string.
+    func withKid<R>(_ body: (UnsafeBufferPointer<UInt8>?) -> R) -> R {
+        if let splitHeader { return splitHeader.withKid(body) }
+        if let headerObject, let result = headerObject.withString(ReportedClaims.Keys.kid, { body($0) }) { return result }
+        return body(nil)
     }
 
     public var isValid: Bool { error == nil }
@@ -60,7 +95,13 @@ public struct Judgement: Sendable {
     private func forEachThreshold(_ body: (Double) -> Void) {
         guard let claims else { return }
         func threshold(_ key: JSONKey, _ sign: Double) {
-            if let value = claims[key], let seconds = value.double, seconds.isFinite { body(seconds + sign * leeway) }
+            let seconds: Double
+            switch claims.number(key) {
+            case .integer(let value): seconds = Double(value)
+            case .real(let value): seconds = value
+            case .missing, .notANumber: return
+            }
+            if seconds.isFinite { body(seconds + sign * leeway) }
         }
         threshold(ReportedClaims.Keys.exp, 1)
         threshold(ReportedClaims.Keys.nbf, -1)
