@@ -75,6 +75,19 @@ public struct AuditSummary: Sendable {
         public let at: Double
     }
 
+    /// The keys counted last in ``keyUsage`` and where they are: a log uses a handful of keys, mostly through the
+    /// very strings counted before, which compare equal without hashing. Emptied whenever `keyUsage` gains a key
+    /// (its indices may then move).
+    private var recentKeys: [(kid: String, index: Dictionary<String, KeyUsage>.Index)] = []
+
+    /// `keyUsage.index(forKey:)`, remembered in ``recentKeys``.
+    private mutating func keyUsageIndex(_ kid: String) -> Dictionary<String, KeyUsage>.Index? {
+        guard let index = keyUsage.index(forKey: kid) else { return nil }
+        if recentKeys.count == 8 { recentKeys.removeFirst() }
+        recentKeys.append((kid, index))
+        return index
+    }
+
     public init() {}
 
     /// Records per second of wall time.
@@ -120,12 +133,13 @@ public struct AuditSummary: Sendable {
         if let kid = result.claims.kid {
             byKid.add(kid)
             if result.signatureVerified {
-                if let index = keyUsage.index(forKey: kid) {
+                if let index = recentKeys.first(where: { $0.kid == kid })?.index ?? keyUsageIndex(kid) {
                     keyUsage.values[index].uses += 1
                     keyUsage.values[index].firstUse = min(keyUsage.values[index].firstUse, at)
                     keyUsage.values[index].lastUse = max(keyUsage.values[index].lastUse, at)
                 } else if keyUsage.count < 1000 {
                     keyUsage[kid] = KeyUsage(uses: 1, firstUse: at, lastUse: at, issuer: result.claims.issuer)
+                    recentKeys.removeAll(keepingCapacity: true)
                 }
                 if let series = keyTimeline.seriesIndex(kid) { keyTimeline.add(at: at, series: series) }
             }

@@ -14,6 +14,11 @@ public struct Timeline: Sendable {
     private var low = Int64.max
     private var high = Int64.min
     private let maxSeries: Int
+    /// The buckets counted last and where they are in `buckets`: a log's times cover a few buckets at a time, so
+    /// most records are counted without hashing. Emptied whenever `buckets` gains or loses a key (its indices
+    /// may then move).
+    private var recent: [(bucket: Int64, index: Dictionary<Int64, [Int]>.Index)] = []
+    private static let recentLimit = 8
 
     public init(series: [String], maxSeries: Int = 64) {
         self.series = series
@@ -43,7 +48,18 @@ public struct Timeline: Sendable {
             if counts.count < width { counts += repeatElement(0, count: width - counts.count) }
             counts[index] += 1
         }
-        count(&buckets[bucket, default: []])
+        for entry in recent where entry.bucket == bucket {
+            count(&buckets.values[entry.index])
+            return
+        }
+        if let found = buckets.index(forKey: bucket) {
+            count(&buckets.values[found])
+            if recent.count == Timeline.recentLimit { recent.removeFirst() }
+            recent.append((bucket, found))
+        } else {
+            count(&buckets[bucket, default: []])
+            recent.removeAll(keepingCapacity: true)
+        }
     }
 
     /// Each width is a multiple of the one before, so that buckets merge exactly.
@@ -74,6 +90,7 @@ public struct Timeline: Sendable {
             merged[target] = sum
         }
         buckets = merged
+        recent.removeAll(keepingCapacity: true)
         if low != Int64.max {
             low = merge(low)
             high = merge(high)
