@@ -8,9 +8,39 @@ public enum UnixTime {
         let days = total >= 0 ? total / 86_400 : (total - 86_399) / 86_400
         let secs = total - days * 86_400
         let (y, m, d) = civil(fromDays: days)
-        let date = basic ? "\(pad(y, 4))\(pad(m, 2))\(pad(d, 2))" : "\(pad(y, 4))-\(pad(m, 2))-\(pad(d, 2))"
-        let hms = [secs / 3600, secs / 60 % 60, secs % 60].map { pad($0, 2) }
-        return "\(date)T\(hms.joined(separator: basic ? "" : ":"))Z"
+        // Written digit by digit into a stack buffer: refusal messages quote two times each, and an audit writes
+        // a message for every refused token.
+        return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { buffer -> String in
+            var n = 0
+            func digits(_ value: Int, _ width: Int) {
+                var value = value
+                for k in stride(from: width - 1, through: 0, by: -1) {
+                    buffer[n + k] = UInt8(ascii: "0") + UInt8(value % 10)
+                    value /= 10
+                }
+                n += width
+            }
+            func separator(_ byte: UInt8) {
+                guard !basic else { return }
+                buffer[n] = byte
+                n += 1
+            }
+            digits(y, 4)
+            separator(UInt8(ascii: "-"))
+            digits(m, 2)
+            separator(UInt8(ascii: "-"))
+            digits(d, 2)
+            buffer[n] = UInt8(ascii: "T")
+            n += 1
+            digits(secs / 3600, 2)
+            separator(UInt8(ascii: ":"))
+            digits(secs / 60 % 60, 2)
+            separator(UInt8(ascii: ":"))
+            digits(secs % 60, 2)
+            buffer[n] = UInt8(ascii: "Z")
+            n += 1
+            return String(decoding: UnsafeBufferPointer(rebasing: buffer[..<n]), as: UTF8.self)
+        }
     }
 
     /// `1616067537 (2021-03-18T11:38:57Z)`: a claim's time as the token carries it and as people read it, for
@@ -82,8 +112,4 @@ public enum UnixTime {
         return (yoe + era * 400 + (m <= 2 ? 1 : 0), m, d)
     }
 
-    private static func pad(_ value: Int, _ width: Int) -> String {
-        let s = String(value)
-        return String(repeating: "0", count: max(0, width - s.count)) + s
-    }
 }
