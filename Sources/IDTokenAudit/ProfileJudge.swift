@@ -41,7 +41,7 @@ public struct ProfileJudge: TokenJudge {
     private let routes: [Route]
     private let byIssuer: [String: Int]
     /// Key IDs found in exactly one profile's keys: the profile a token signed with that key most likely is for.
-    private let byKid: [String: Int]
+    private let byKid: KidIndex
     private let peekLimits: JWSLimits
     /// How every record's nonce is compared, when the caller chose; otherwise each profile's own mode.
     public let nonceMode: NonceMode?
@@ -72,7 +72,7 @@ public struct ProfileJudge: TokenJudge {
         self.routes = profiles.map(Route.init)
         self.nonceMode = nonceMode
         self.byIssuer = byIssuer
-        self.byKid = byKid
+        self.byKid = KidIndex(byKid)
         self.peekLimits = JWSLimits(maxTokenBytes: profiles.map(\.profile.limits.maxTokenBytes).max()!,
                                     maxDepth: profiles.map(\.profile.limits.maxDepth).max()!)
     }
@@ -88,7 +88,7 @@ public struct ProfileJudge: TokenJudge {
             return Judgement(error: error, signatureVerified: false, header: peek.header, claims: peek.claims, leeway: 0, profile: nil)
         }
         var guessed: (index: Int, judgement: Judgement)?
-        if let kid = jws.header.kid, let index = byKid[kid] {
+        if let index = jws.header.withKid({ $0.flatMap(byKid.index(of:)) }) {
             let judgement = verify(token, with: routes[index], at: at, nonce: nonce, split: jws, peeked: nil, readParts: false)
             if judgement.isValid { return judgement }
             guessed = (index, judgement)
