@@ -1,3 +1,9 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// Reads the usual JSON record line — `{"id":"req-1","at":1767268800,"token":"eyJ…"}` — in one pass over its
 /// bytes, without the general JSON reader: no copy of the line, no member table, and the token's text (most of
 /// the line) checked eight bytes at a time.
@@ -95,32 +101,31 @@ enum JSONRecordScanner {
     /// The index of the `"` closing a string whose text starts at `start`, when every byte before it is
     /// printable ASCII other than `\` (0x20–0x7E): such a string is valid JSON and reads as its bytes. nil when
     /// another byte comes first (an escape, a control character, UTF-8, DEL) or the line ends.
+    ///
+    /// memchr finds the quote, and a backslash before it; the bytes before it are then checked eight at a time
+    /// without a branch a word (the token is most of the line).
     static func plainStringEnd(_ base: UnsafePointer<UInt8>, from start: Int, end: Int) -> Int? {
-        var i = start
+        guard start < end, let quote = memchr(base + start, 0x22, end - start) else { return nil }
+        let close = UnsafeRawPointer(quote) - UnsafeRawPointer(base)
+        guard close == start || memchr(base + start, 0x5C, close - start) == nil else { return nil }
+        let ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
         let raw = UnsafeRawPointer(base)
-        while i + 8 <= end {
+        // For bytes under 0x80 no addition carries into the next byte: b + 1 has its top bit set when b ≥ 0x7F,
+        // b + 0x60 when b ≥ 0x20. A byte of 0x80 or more sets a top bit in `over` by itself.
+        var over: UInt64 = 0, atLeastSpace: UInt64 = highs
+        var i = start
+        while i + 8 <= close {
             let word = raw.loadUnaligned(fromByteOffset: i, as: UInt64.self)
-            if !isPlain(word) { break }
+            over |= word | (word &+ ones)
+            atLeastSpace &= word &+ 0x60 &* ones
             i += 8
         }
-        while i < end {
-            let byte = base[i]
-            if byte == 0x22 { return i }
-            guard byte >= 0x20, byte < 0x7F, byte != 0x5C else { return nil }
+        guard over & highs == 0, atLeastSpace & highs == highs else { return nil }
+        while i < close {
+            guard base[i] >= 0x20, base[i] < 0x7F else { return nil }
             i += 1
         }
-        return nil
-    }
-
-    /// Whether all eight bytes are 0x20–0x7E and none is `"` or `\`. For bytes under 0x80 no addition below
-    /// carries from one byte into the next: b + 0x60 has its top bit set when b ≥ 0x20, b + 1 when b ≥ 0x7F.
-    @inline(__always)
-    static func isPlain(_ word: UInt64) -> Bool {
-        let ones: UInt64 = 0x0101_0101_0101_0101
-        let quote = word ^ (0x22 &* ones), backslash = word ^ (0x5C &* ones)
-        let bad = word | ~(word &+ 0x60 &* ones) | (word &+ ones)
-            | ((quote &- ones) & ~quote) | ((backslash &- ones) & ~backslash)
-        return bad & (0x80 &* ones) == 0
+        return close
     }
 
     /// A JSON integer of at most 15 digits (`-`, then `0` or a digit 1–9 and more digits) starting at `i`, read

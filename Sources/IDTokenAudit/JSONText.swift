@@ -48,8 +48,9 @@ extension JSONText {
     }
 
     /// Whether any byte is one that a JSON string literal must escape here: below 0x20, `"`, `\\` or DEL.
-    /// Eight bytes at a time, with one test a word; the last word overlaps the one before when the length is not
-    /// a multiple of eight (a byte looked at twice does not change a yes/no answer).
+    /// Sixteen bytes at a time (two words, one branch) while more than sixteen are left, then eight; the last word
+    /// overlaps the one before when the length is not a multiple of eight (a byte looked at twice does not change a
+    /// yes/no answer).
     static func needsEscape(_ bytes: UnsafeRawBufferPointer) -> Bool {
         let count = bytes.count
         guard count >= 8 else {
@@ -57,6 +58,13 @@ extension JSONText {
             return false
         }
         var i = 0
+        while i + 16 < count {
+            // Two words, one branch.
+            let found = escapeBits(bytes.loadUnaligned(fromByteOffset: i, as: UInt64.self))
+                | escapeBits(bytes.loadUnaligned(fromByteOffset: i + 8, as: UInt64.self))
+            if found != 0 { return true }
+            i += 16
+        }
         while i + 8 < count {
             if wordNeedsEscape(bytes.loadUnaligned(fromByteOffset: i, as: UInt64.self)) { return true }
             i += 8
@@ -67,12 +75,16 @@ extension JSONText {
     /// Whether any byte of `word` is below 0x20, `"`, `\\` or DEL: the classic "has a byte less than n" test
     /// (exact as a yes/no answer for n up to 0x80) on the word itself and on the word xor each byte sought.
     @inline(__always)
-    private static func wordNeedsEscape(_ word: UInt64) -> Bool {
+    private static func wordNeedsEscape(_ word: UInt64) -> Bool { escapeBits(word) != 0 }
+
+    /// Non-zero when any byte of `word` needs an escape (see ``wordNeedsEscape(_:)``).
+    @inline(__always)
+    private static func escapeBits(_ word: UInt64) -> UInt64 {
         let ones: UInt64 = 0x0101_0101_0101_0101
         let quote = word ^ (0x22 &* ones), backslash = word ^ (0x5C &* ones), del = word ^ (0x7F &* ones)
         let found = ((word &- 0x20 &* ones) & ~word) | ((quote &- ones) & ~quote) | ((backslash &- ones) & ~backslash)
             | ((del &- ones) & ~del)
-        return found & (0x80 &* ones) != 0
+        return found & (0x80 &* ones)
     }
 
     static func appendRaw(_ text: String, to out: inout [UInt8]) {

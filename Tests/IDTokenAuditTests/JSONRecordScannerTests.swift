@@ -95,15 +95,25 @@ struct JSONRecordScannerTests {
         }
     }
 
-    @Test("the word-at-a-time string check agrees with a byte-by-byte one for every byte value at every position")
-    func plainWord() {
-        for position in 0..<8 {
-            for value in 0...255 {
-                var bytes = Array(repeating: UInt8(ascii: "e"), count: 8)
-                bytes[position] = UInt8(value)
-                let expected = value >= 0x20 && value < 0x7F && value != 0x22 && value != 0x5C
-                let word = bytes.withUnsafeBytes { $0.loadUnaligned(as: UInt64.self) }
-                #expect(JSONRecordScanner.isPlain(word) == expected, "byte \(value) at \(position)")
+    @Test("a string's end is found across the word and byte steps, and any bad byte before it refuses the string")
+    func stringEnds() {
+        for length in 0..<40 {
+            let text = Array(repeating: UInt8(ascii: "a"), count: length) + [0x22, 0x7D]
+            let end = text.withUnsafeBufferPointer { JSONRecordScanner.plainStringEnd($0.baseAddress!, from: 0, end: $0.count) }
+            #expect(end == length)
+            for position in 0..<length {
+                for bad: UInt8 in [0x00, 0x1F, 0x5C, 0x7F, 0x80, 0xC3, 0xFF] {
+                    var damaged = text
+                    damaged[position] = bad
+                    let found = damaged.withUnsafeBufferPointer { JSONRecordScanner.plainStringEnd($0.baseAddress!, from: 0, end: $0.count) }
+                    #expect(found == nil, "byte \(bad) at \(position) of \(length)")
+                }
+                for good: UInt8 in [0x20, 0x21, 0x5B, 0x5D, 0x7E] {
+                    var edged = text
+                    edged[position] = good
+                    let found = edged.withUnsafeBufferPointer { JSONRecordScanner.plainStringEnd($0.baseAddress!, from: 0, end: $0.count) }
+                    #expect(found == length, "byte \(good) at \(position) of \(length)")
+                }
             }
         }
     }

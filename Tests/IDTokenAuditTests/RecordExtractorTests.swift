@@ -28,6 +28,65 @@ struct RecordExtractorTests {
         }
     }
 
+    /// The token search byte by byte, as the definition says: the first `eyJ` not preceded by a base64url byte,
+    /// followed by base64url bytes and at most two dots, with exactly two dots.
+    static func referenceFindToken(_ bytes: [UInt8]) -> Range<Int>? {
+        var i = 0
+        while i + 3 <= bytes.count {
+            guard bytes[i] == 0x65, bytes[i + 1] == 0x79, bytes[i + 2] == 0x4A,
+                  i == 0 || !RecordExtractor.isBase64URL(bytes[i - 1]) else {
+                i += 1
+                continue
+            }
+            var j = i + 3, dots = 0
+            while j < bytes.count {
+                if RecordExtractor.isBase64URL(bytes[j]) { j += 1 } else if bytes[j] == 0x2E && dots < 2 { dots += 1; j += 1 } else { break }
+            }
+            if dots == 2 { return i..<j }
+            i += 3
+        }
+        return nil
+    }
+
+    @Test("the token search agrees with a byte-by-byte search on random text around tokens of every length")
+    func tokenSearch() {
+        var state: UInt64 = 0x2545_F491_4F6C_DD1D
+        func next(_ n: Int) -> Int {
+            state ^= state << 13; state ^= state >> 7; state ^= state << 17
+            return Int(state % UInt64(n))
+        }
+        let alphabet = Array("ABCxyz019-_.eyJ \"=/?&;:,\u{7F}".utf8) + [0x00, 0x80, 0xC3, 0xFF]
+        for round in 0..<3000 {
+            var bytes: [UInt8] = []
+            for _ in 0..<next(6) {
+                if next(3) == 0 { bytes += Array("eyJ".utf8) }
+                for _ in 0..<next(70) {
+                    bytes.append(next(4) == 0 ? alphabet[next(alphabet.count)] : Array("abcXYZ0189-_".utf8)[next(12)])
+                }
+            }
+            let expected = RecordExtractorTests.referenceFindToken(bytes)
+            #expect(RecordExtractor.findToken(bytes[...]) == expected, "round \(round): \(bytes)")
+            // The same bytes as a slice of a larger array, as a line cut from a chunk is.
+            let padded = [0x41] + bytes + [0x41]
+            let shifted = RecordExtractor.findToken(padded[1..<(bytes.count + 1)]).map { ($0.lowerBound - 1)..<($0.upperBound - 1) }
+            #expect(shifted == expected, "round \(round), as a slice")
+        }
+    }
+
+    @Test("the word-at-a-time base64url check agrees with the byte check for every byte value at every position")
+    func base64URLWord() {
+        for position in 0..<8 {
+            for value in 0...255 {
+                for fill in Array("Qa09-_zZ".utf8) {
+                    var bytes = Array(repeating: fill, count: 8)
+                    bytes[position] = UInt8(value)
+                    let word = bytes.withUnsafeBytes { $0.loadUnaligned(as: UInt64.self) }
+                    #expect(RecordExtractor.isBase64URLWord(word) == RecordExtractor.isBase64URL(UInt8(value)), "byte \(value) at \(position)")
+                }
+            }
+        }
+    }
+
     @Test("a bare token is the whole line")
     func bareToken() throws {
         let record = try #require(extract("  \(token)\t", number: 9))
