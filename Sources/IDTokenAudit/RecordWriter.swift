@@ -48,8 +48,7 @@ struct RecordWriter {
 
     @inline(__always)
     mutating func raw(_ text: String) {
-        var text = text
-        text.withUTF8 { bytes($0) }
+        text.withBorrowedUTF8 { bytes($0) }
     }
 
     /// An integer's decimal digits (at most 20 and a sign).
@@ -78,8 +77,7 @@ extension RecordWriter {
     /// backslash, LF, CR and tab by their short escapes, other control characters and DEL as `\u00XX`; the rest,
     /// UTF-8 included, as it is. At most six bytes a byte and two quotes.
     mutating func string(_ text: String) {
-        var text = text
-        text.withUTF8 { bytes in
+        text.withBorrowedUTF8 { bytes in
             byte(0x22)
             if JSONText.needsEscape(UnsafeRawBufferPointer(bytes)) {
                 for value in bytes { escaped(value) }

@@ -282,10 +282,9 @@ final class VerdictCache: @unchecked Sendable {
     /// Calls `body` with the UTF-8 bytes of `token` and of `nonce`, in place for native strings.
     private static func withBytes<R>(_ token: String, _ nonce: String?,
                                      _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer?) -> R) -> R {
-        var token = token
-        return token.withUTF8 { tokenBytes in
-            guard var nonce else { return body(UnsafeRawBufferPointer(tokenBytes), nil) }
-            return nonce.withUTF8 { body(UnsafeRawBufferPointer(tokenBytes), UnsafeRawBufferPointer($0)) }
+        token.withBorrowedUTF8 { tokenBytes in
+            guard let nonce else { return body(UnsafeRawBufferPointer(tokenBytes), nil) }
+            return nonce.withBorrowedUTF8 { body(UnsafeRawBufferPointer(tokenBytes), UnsafeRawBufferPointer($0)) }
         }
     }
 }
