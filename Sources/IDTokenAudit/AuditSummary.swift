@@ -75,18 +75,10 @@ public struct AuditSummary: Sendable {
         public let at: Double
     }
 
-    /// The keys counted last in ``keyUsage`` and where they are: a log uses a handful of keys, mostly through the
-    /// very strings counted before, which compare equal without hashing. Emptied whenever `keyUsage` gains a key
-    /// (its indices may then move).
-    private var recentKeys: [(kid: String, index: Dictionary<String, KeyUsage>.Index)] = []
-
-    /// `keyUsage.index(forKey:)`, remembered in ``recentKeys``.
-    private mutating func keyUsageIndex(_ kid: String) -> Dictionary<String, KeyUsage>.Index? {
-        guard let index = keyUsage.index(forKey: kid) else { return nil }
-        if recentKeys.count == 8 { recentKeys.removeFirst() }
-        recentKeys.append((kid, index))
-        return index
-    }
+    /// The keys counted last in ``keyUsage``, where they are and their ``keyTimeline`` series: a log uses a
+    /// handful of keys, mostly through the very strings counted before, which compare equal without hashing.
+    /// Emptied whenever `keyUsage` gains a key (its indices may then move).
+    private var recentKeys: [(kid: String, index: Dictionary<String, KeyUsage>.Index, series: Int?)] = []
 
     public init() {}
 
@@ -132,18 +124,45 @@ public struct AuditSummary: Sendable {
         if let profile = result.profile { byProfile.add(profile) }
         if let kid = result.claims.kid {
             byKid.add(kid)
-            if result.signatureVerified {
-                if let index = recentKeys.first(where: { $0.kid == kid })?.index ?? keyUsageIndex(kid) {
-                    keyUsage.values[index].uses += 1
-                    keyUsage.values[index].firstUse = min(keyUsage.values[index].firstUse, at)
-                    keyUsage.values[index].lastUse = max(keyUsage.values[index].lastUse, at)
-                } else if keyUsage.count < 1000 {
-                    keyUsage[kid] = KeyUsage(uses: 1, firstUse: at, lastUse: at, issuer: result.claims.issuer)
-                    recentKeys.removeAll(keepingCapacity: true)
-                }
-                if let series = keyTimeline.seriesIndex(kid) { keyTimeline.add(at: at, series: series) }
-            }
+            if result.signatureVerified { countVerifiedUse(kid: kid, issuer: result.claims.issuer, at: at) }
         }
+    }
+
+    /// Counts a use of a key whose signature verified: in ``keyUsage`` and in ``keyTimeline``.
+    private mutating func countVerifiedUse(kid: String, issuer: String?, at: Double) {
+        // A recent key is found by reading the list in place (no retain of each string), its length first.
+        let count = kid.utf8.count
+        let known = recentKeys.withUnsafeBufferPointer { entries -> (index: Dictionary<String, KeyUsage>.Index, series: Int?)? in
+            for k in entries.indices where entries[k].kid.utf8.count == count && entries[k].kid == kid {
+                return (entries[k].index, entries[k].series)
+            }
+            return nil
+        }
+        if let known {
+            use(at: known.index, at)
+            if let series = known.series { keyTimeline.add(at: at, series: series) }
+            return
+        }
+        if let index = keyUsage.index(forKey: kid) {
+            use(at: index, at)
+            // A key's series, once given or refused (the timeline was full), stays as it is.
+            let series = keyTimeline.seriesIndex(kid)
+            if recentKeys.count == 8 { recentKeys.removeFirst() }
+            recentKeys.append((kid, index, series))
+            if let series { keyTimeline.add(at: at, series: series) }
+            return
+        }
+        if keyUsage.count < 1000 {
+            keyUsage[kid] = KeyUsage(uses: 1, firstUse: at, lastUse: at, issuer: issuer)
+            recentKeys.removeAll(keepingCapacity: true)
+        }
+        if let series = keyTimeline.seriesIndex(kid) { keyTimeline.add(at: at, series: series) }
+    }
+
+    private mutating func use(at index: Dictionary<String, KeyUsage>.Index, _ at: Double) {
+        keyUsage.values[index].uses += 1
+        keyUsage.values[index].firstUse = min(keyUsage.values[index].firstUse, at)
+        keyUsage.values[index].lastUse = max(keyUsage.values[index].lastUse, at)
     }
 
     static let codeIndex: [TokenError.Code: Int] = Dictionary(uniqueKeysWithValues: TokenError.Code.allCases.enumerated().map { ($1, $0) })

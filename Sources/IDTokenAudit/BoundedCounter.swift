@@ -15,8 +15,17 @@ public struct BoundedCounter: Sendable, Equatable {
     public init(limit: Int = 1000) { self.limit = limit }
 
     public mutating func add(_ value: String, _ n: Int = 1) {
-        for entry in recent where entry.value == value {
-            counts.values[entry.index] += n
+        // Read in place (no copy of each entry, so no retain and release of its string); a length that differs
+        // rules an entry out without comparing text.
+        let count = value.utf8.count
+        let known = recent.withUnsafeBufferPointer { entries -> Dictionary<String, Int>.Index? in
+            for k in entries.indices where entries[k].value.utf8.count == count && entries[k].value == value {
+                return entries[k].index
+            }
+            return nil
+        }
+        if let known {
+            counts.values[known] += n
             return
         }
         if let index = counts.index(forKey: value) {
