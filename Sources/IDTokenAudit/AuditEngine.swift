@@ -109,41 +109,51 @@ public final class AuditEngine: @unchecked Sendable {
             var rendered: [UInt8] = []
             var changed = false
             var start = 0
-            for k in batch.results.indices {
-                let end = batch.ends[k]
-                var result = batch.results[k]
-                let wasValid = result.isValid
-                if result.isValid, let replay, let entry = result.replayEntry, failure == nil {
-                    do throws(TokenError) {
-                        if let first = try replay.record(entry, line: result.line, at: result.at) {
-                            result.firstSeenLine = first
-                            result.error = TokenError(.replayed, claim: nil, AuditEngine.replayMessage(first))
+            if replay == nil {
+                // No verdict can change: the results are read in place, not copied one by one.
+                batch.results.withUnsafeBufferPointer { results in
+                    for k in results.indices {
+                        summary.add(results[k])
+                        onResult?(results[k])
+                    }
+                }
+            } else {
+                for k in batch.results.indices {
+                    let end = batch.ends[k]
+                    var result = batch.results[k]
+                    let wasValid = result.isValid
+                    if result.isValid, let replay, let entry = result.replayEntry, failure == nil {
+                        do throws(TokenError) {
+                            if let first = try replay.record(entry, line: result.line, at: result.at) {
+                                result.firstSeenLine = first
+                                result.error = TokenError(.replayed, claim: nil, AuditEngine.replayMessage(first))
+                            }
+                        } catch {
+                            // Without answers from the replay store, no verdict after this point would mean anything.
+                            failure = AuditOutputError("the replay store could not answer at line \(result.line): \(error.message)")
+                            cancelled.set()
+                            if !changed {
+                                // Only the records before this one are written.
+                                changed = true
+                                rendered.append(contentsOf: batch.rendered[..<start])
+                            }
+                            break
                         }
-                    } catch {
-                        // Without answers from the replay store, no verdict after this point would mean anything.
-                        failure = AuditOutputError("the replay store could not answer at line \(result.line): \(error.message)")
-                        cancelled.set()
+                    }
+                    if result.isValid != wasValid, output != nil {
                         if !changed {
-                            // Only the records before this one are written.
                             changed = true
+                            rendered.reserveCapacity(batch.rendered.count + 256)
                             rendered.append(contentsOf: batch.rendered[..<start])
                         }
-                        break
+                        options.format.render(result, into: &rendered)
+                    } else if changed {
+                        rendered.append(contentsOf: batch.rendered[start..<end])
                     }
+                    start = end
+                    summary.add(result)
+                    onResult?(result)
                 }
-                if result.isValid != wasValid, output != nil {
-                    if !changed {
-                        changed = true
-                        rendered.reserveCapacity(batch.rendered.count + 256)
-                        rendered.append(contentsOf: batch.rendered[..<start])
-                    }
-                    options.format.render(result, into: &rendered)
-                } else if changed {
-                    rendered.append(contentsOf: batch.rendered[start..<end])
-                }
-                start = end
-                summary.add(result)
-                onResult?(result)
             }
             summary.blankLines += batch.blankLines
             summary.verifications += batch.verifications
@@ -250,7 +260,7 @@ public final class AuditEngine: @unchecked Sendable {
         let verdict = VerdictCache.Verdict(error: judgement.error, claims: claims, signatureVerified: judgement.signatureVerified,
                                            profile: judgement.profile, replayEntry: replayEntry)
         if cache.isEnabled {
-            let interval = judgement.interval(around: at)
+            let interval = judgement.interval(around: at, reported: claims)
             cache.insert(hash, token: token, nonce: nonce,
                          entry: VerdictCache.Entry(from: interval.from, until: interval.until, verdict: verdict))
         }

@@ -14,6 +14,8 @@ public final class ReportedClaims: Sendable, Hashable {
     public let expires: Double?
     /// `iat` as JSON number text.
     public let issuedAtText: String?
+    /// `iat` as a number (for the verdict's time interval).
+    let issuedAt: Double?
 
     public enum Audience: Sendable, Hashable {
         case single(String)
@@ -53,6 +55,7 @@ public final class ReportedClaims: Sendable, Hashable {
             expiresText = nil
             expires = nil
             issuedAtText = nil
+            issuedAt = nil
             return
         }
         issuer = claims.withString(Keys.iss) { text($0, interners?.issuer) }
@@ -66,18 +69,46 @@ public final class ReportedClaims: Sendable, Hashable {
         default:
             audience = nil
         }
-        func number(_ key: JSONKey) -> String? {
-            claims.withRawValue(key) { kind, raw in
-                kind == .integer || kind == .real ? String(decoding: raw, as: UTF8.self) : nil
+        // A number's text and value from one look-up; an integer (the usual time) is read from its text here.
+        func number(_ key: JSONKey) -> (text: String, seconds: Double?)? {
+            let found = claims.withRawValue(key) { kind, raw -> (text: String, seconds: Double?, real: Bool)? in
+                switch kind {
+                case .integer: return (String(decoding: raw, as: UTF8.self), Double(ReportedClaims.integer(raw)), false)
+                case .real: return (String(decoding: raw, as: UTF8.self), nil, true)
+                default: return nil
+                }
             } ?? nil
+            guard let found else { return nil }
+            return (found.text, found.real ? ReportedClaims.seconds(claims.number(key)) : found.seconds)
         }
-        expiresText = number(Keys.exp)
-        switch claims.number(Keys.exp) {
-        case .integer(let value): expires = Double(value)
-        case .real(let value): expires = value
-        case .missing, .notANumber: expires = nil
+        let exp = number(Keys.exp), iat = number(Keys.iat)
+        expiresText = exp?.text
+        expires = exp?.seconds
+        issuedAtText = iat?.text
+        issuedAt = iat?.seconds
+    }
+
+    /// The value of a JSON integer literal that the strict reader accepted (so it fits in Int64).
+    static func integer(_ text: UnsafeBufferPointer<UInt8>) -> Int64 {
+        var k = 0
+        let negative = text.first == UInt8(ascii: "-")
+        if negative { k = 1 }
+        // Accumulated below zero, where Int64 reaches one further than above.
+        var value: Int64 = 0
+        while k < text.count {
+            value = value &* 10 &- Int64(text[k] &- UInt8(ascii: "0"))
+            k += 1
         }
-        issuedAtText = number(Keys.iat)
+        return negative ? value : 0 &- value
+    }
+
+    /// A number member as seconds: nil when missing or not a number.
+    static func seconds(_ member: JSONNumberMember) -> Double? {
+        switch member {
+        case .integer(let value): return Double(value)
+        case .real(let value): return value
+        case .missing, .notANumber: return nil
+        }
     }
 
     /// The names read from every token, hashed once.

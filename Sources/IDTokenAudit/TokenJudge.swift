@@ -85,27 +85,30 @@ public struct Judgement: Sendable {
     /// The interval of times `[from, until)` around `at` that no threshold splits: the times for which this
     /// verdict holds. Worked out without building the list of thresholds.
     public func interval(around at: Double) -> (from: Double, until: Double) {
+        interval(around: at, reported: nil)
+    }
+
+    /// ``interval(around:)`` with `exp` and `iat` as ``ReportedClaims`` read them from these claims, so that they
+    /// are not looked up again.
+    func interval(around at: Double, reported: ReportedClaims?) -> (from: Double, until: Double) {
         var from = -Double.infinity, until = Double.infinity
-        forEachThreshold { t in
+        forEachThreshold(reported: reported) { t in
             if t <= at { from = max(from, t) } else { until = min(until, t) }
         }
         return (from, until)
     }
 
-    private func forEachThreshold(_ body: (Double) -> Void) {
+    private func forEachThreshold(reported: ReportedClaims? = nil, _ body: (Double) -> Void) {
         guard let claims else { return }
-        func threshold(_ key: JSONKey, _ sign: Double) {
-            let seconds: Double
-            switch claims.number(key) {
-            case .integer(let value): seconds = Double(value)
-            case .real(let value): seconds = value
-            case .missing, .notANumber: return
-            }
-            if seconds.isFinite { body(seconds + sign * leeway) }
+        func threshold(_ seconds: Double?, _ sign: Double) {
+            if let seconds, seconds.isFinite { body(seconds + sign * leeway) }
         }
-        threshold(ReportedClaims.Keys.exp, 1)
+        func threshold(_ key: JSONKey, _ sign: Double) {
+            threshold(ReportedClaims.seconds(claims.number(key)), sign)
+        }
+        if let reported { threshold(reported.expires, 1) } else { threshold(ReportedClaims.Keys.exp, 1) }
         threshold(ReportedClaims.Keys.nbf, -1)
-        threshold(ReportedClaims.Keys.iat, -1)
+        if let reported { threshold(reported.issuedAt, -1) } else { threshold(ReportedClaims.Keys.iat, -1) }
         threshold(ReportedClaims.Keys.authTime, -1)
     }
 }
