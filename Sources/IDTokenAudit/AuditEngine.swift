@@ -226,7 +226,8 @@ public final class AuditEngine: @unchecked Sendable {
             }
             let result = judge(record, cache: cache, findReplays: findReplays, interners: interners, counts: &out)
             options.format.render(result, into: &out.rendered)
-            out.results.append(result)
+            // Moved into the batch, not copied (a copy costs a retain and a release of each of its references).
+            out.results.append(consume result)
             out.ends.append(out.rendered.count)
         }
         return out
