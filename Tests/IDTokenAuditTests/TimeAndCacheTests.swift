@@ -5,8 +5,9 @@ import Testing
 
 @Suite("Judging repeated tokens at different times")
 struct TimeAndCacheTests {
-    @Test("one token judged at times out of order: each verdict follows its own time, cache or not", arguments: [0, 16_384])
-    func outOfOrderTimes(cache: Int) throws {
+    @Test("one token judged at times out of order: each verdict follows its own time, cache or not",
+          arguments: [(0, 3), (16_384, 1), (16_384, 3)])
+    func outOfOrderTimes(cache: Int, threads: Int) throws {
         let tokens = try Sample.validTokens()
         let (token, claims) = try #require(tokens["firebase"])
         let iat = try #require(claims["iat"] as? Double ?? (claims["iat"] as? Int).map(Double.init))
@@ -16,17 +17,20 @@ struct TimeAndCacheTests {
             (exp + 59, nil), (exp + 60, .expired), (iat - 61, .issuedInFuture), (iat - 60, nil), (exp + 3600, .expired),
         ]
         let log = times.enumerated().map { record(token, at: $1.0, id: "r\($0)") }.joined(separator: "\n")
-        let run = try AuditRun(Array(log.utf8), judge: try Sample.judge(), threads: 3, cache: cache, batchLines: 2)
+        let run = try AuditRun(Array(log.utf8), judge: try Sample.judge(), threads: threads, cache: cache, batchLines: 2)
         #expect(run.results.map { $0.error?.code } == times.map(\.1))
         #expect(run.results.map(\.at) == times.map(\.0))
         #expect(run.results.map(\.id) == times.indices.map { RecordID.string("r\($0)") })
-        if cache > 0 {
-            // Three intervals between the thresholds (iat − leeway, exp + leeway): at most three verifications.
-            #expect(run.summary.verifications <= 3 * 3)
-            #expect(run.summary.cacheHits >= 1)
-        } else {
+        // Every record is either verified or answered from the cache.
+        #expect(run.summary.verifications + run.summary.cacheHits == times.count)
+        if cache == 0 {
             #expect(run.summary.verifications == times.count)
+        } else if threads == 1 {
+            // One worker: r2 (iat + 20 s) is judged after r0 (iat + 10 s) has stored its verdict, valid at both.
+            #expect(run.summary.cacheHits >= 1)
         }
+        // With several workers, batches judged at the same moment may each verify before either has stored its
+        // verdict, so which records hit depends on timing; the verdicts above do not.
     }
 
     @Test("identical tokens at the same time are verified once")
