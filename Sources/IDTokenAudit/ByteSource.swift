@@ -82,31 +82,14 @@ public final class FileByteSource: ByteSource {
         if ownsHandle { try? handle.close() }
     }
 
-    /// Reads with read(2) straight into the chunk's array: through `Data` every byte would be copied once more.
     public func nextChunk() throws(AuditInputError) -> [UInt8]? {
-        let fd = handle.fileDescriptor
-        let size = chunkSize
-        var failure: Int32 = 0
-        let chunk = [UInt8](unsafeUninitializedCapacity: size) { buffer, count in
-            count = 0
-            // As FileHandle.read(upToCount:) does: fill the chunk unless the input ends (a pipe gives less at a time).
-            while count < size {
-                let n = read(fd, buffer.baseAddress! + count, size - count)
-                if n > 0 {
-                    count += n
-                } else if n == 0 {
-                    break
-                } else if errno != EINTR {
-                    failure = errno
-                    break
-                }
-            }
+        let data: Data?
+        do { data = try handle.read(upToCount: chunkSize) } catch {
+            throw AuditInputError(.io, "reading \(name) failed after \(bytesConsumed) bytes: \(error.localizedDescription)")
         }
-        bytesConsumed += Int64(chunk.count)
-        if failure != 0 {
-            throw AuditInputError(.io, "reading \(name) failed after \(bytesConsumed) bytes: \(String(cString: strerror(failure)))")
-        }
-        return chunk.isEmpty ? nil : chunk
+        guard let data, !data.isEmpty else { return nil }
+        bytesConsumed += Int64(data.count)
+        return [UInt8](data)
     }
 }
 

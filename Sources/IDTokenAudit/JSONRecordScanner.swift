@@ -1,8 +1,4 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
+import JOSE
 
 /// Reads the usual JSON record line — `{"id":"req-1","at":1767268800,"token":"eyJ…"}` — in one pass over its
 /// bytes, without the general JSON reader: no copy of the line, no member table, and the token's text (most of
@@ -102,12 +98,11 @@ enum JSONRecordScanner {
     /// printable ASCII other than `\` (0x20–0x7E): such a string is valid JSON and reads as its bytes. nil when
     /// another byte comes first (an escape, a control character, UTF-8, DEL) or the line ends.
     ///
-    /// memchr finds the quote, and a backslash before it; the bytes before it are then checked eight at a time
+    /// `ByteSearch` (memchr) finds the quote, and a backslash before it; the bytes before it are then checked eight at a time
     /// without a branch a word (the token is most of the line).
     static func plainStringEnd(_ base: UnsafePointer<UInt8>, from start: Int, end: Int) -> Int? {
-        guard start < end, let quote = memchr(base + start, 0x22, end - start) else { return nil }
-        let close = UnsafeRawPointer(quote) - UnsafeRawPointer(base)
-        guard close == start || memchr(base + start, 0x5C, close - start) == nil else { return nil }
+        guard let close = ByteSearch.firstIndex(of: 0x22, in: base, from: start, to: end) else { return nil }
+        guard ByteSearch.firstIndex(of: 0x5C, in: base, from: start, to: close) == nil else { return nil }
         let ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
         let raw = UnsafeRawPointer(base)
         // For bytes under 0x80 no addition carries into the next byte: b + 1 has its top bit set when b ≥ 0x7F,

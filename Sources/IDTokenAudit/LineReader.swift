@@ -1,8 +1,4 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
+import JOSE
 
 /// One line of input: its number, its bytes (without the line break) up to the reader's cap, and its real length.
 public struct RawLine: Sendable {
@@ -128,13 +124,12 @@ public final class LineReader {
         return RawLine(number: lineNumber, bytes: bytes, length: length, cutByInputError: cut)
     }
 
-    /// The index of the next LF at or after `start`. memchr looks at 16 or 32 bytes an instruction where the
+    /// The index of the next LF at or after `start`. `ByteSearch` (memchr) looks at 16 or 32 bytes an instruction where the
     /// processor allows; a line is about a kilobyte of token, so this is most of splitting it.
     static func newline(in bytes: [UInt8], from start: Int) -> Int? {
         bytes.withUnsafeBufferPointer { buffer -> Int? in
-            guard start < buffer.count, let base = buffer.baseAddress,
-                  let hit = memchr(base + start, 0x0A, buffer.count - start) else { return nil }
-            return UnsafeRawPointer(hit) - UnsafeRawPointer(base)
+            guard let base = buffer.baseAddress else { return nil }
+            return ByteSearch.firstIndex(of: 0x0A, in: base, from: start, to: buffer.count)
         }
     }
 }

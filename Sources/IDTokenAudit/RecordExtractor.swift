@@ -1,8 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 import IDTokenKit
 
 /// Reads an ``AuditRecord`` out of a line (DESIGN §7).
@@ -146,7 +141,7 @@ public struct RecordExtractor: Sendable {
 
     /// The first `eyJ…` compact JWS (three base64url segments) in `bytes` that does not start mid-word.
     ///
-    /// memchr finds each `e` that may start `eyJ`; the token's extent is then read eight bytes at a time while they
+    /// `ByteSearch` (memchr) finds each `e` that may start `eyJ`; the token's extent is then read eight bytes at a time while they
     /// are all base64url (a word holding a dot or the token's end goes byte by byte).
     static func findToken(_ bytes: ArraySlice<UInt8>) -> Range<Int>? {
         let offset = bytes.startIndex
@@ -157,8 +152,8 @@ public struct RecordExtractor: Sendable {
                 let raw = UnsafeRawPointer(base)
                 var i = 0
                 while i + 3 <= end {
-                    guard let hit = memchr(base + i, 0x65, end - i - 2) else { return nil }
-                    i = UnsafeRawPointer(hit) - raw
+                    guard let hit = ByteSearch.firstIndex(of: 0x65, in: base, from: i, to: end - 2) else { return nil }
+                    i = hit
                     guard buffer[i + 1] == 0x79, buffer[i + 2] == 0x4A, i == 0 || !isBase64URL[Int(buffer[i - 1])] else {
                         i += 1
                         continue

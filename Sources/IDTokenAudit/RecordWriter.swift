@@ -1,9 +1,4 @@
 import JOSE
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 
 /// Writes one output record through a pointer into room reserved at the end of a byte array: each piece is a
 /// bounds-free copy, where `Array.append(contentsOf:)` checks capacity and uniqueness on every call (a record
@@ -36,13 +31,13 @@ struct RecordWriter {
     @inline(__always)
     mutating func literal(_ text: StaticString) {
         let count = text.utf8CodeUnitCount
-        memcpy(position, text.utf8Start, count)
+        UnsafeMutableRawPointer(position).copyMemory(from: text.utf8Start, byteCount: count)
         position += count
     }
 
     @inline(__always)
     mutating func bytes(_ text: UnsafeBufferPointer<UInt8>) {
-        if let base = text.baseAddress { memcpy(position, base, text.count) }
+        if let base = text.baseAddress { UnsafeMutableRawPointer(position).copyMemory(from: base, byteCount: text.count) }
         position += text.count
     }
 

@@ -238,7 +238,7 @@ final class CachedVerification: Sendable {
     @inline(__always)
     func hasToken(_ bytes: UnsafeRawBufferPointer) -> Bool {
         token.utf8.withContiguousStorageIfAvailable { stored in
-            stored.count == bytes.count && (bytes.isEmpty || memcmp(stored.baseAddress!, bytes.baseAddress!, bytes.count) == 0)
+            ByteSearch.equal(UnsafeRawBufferPointer(stored), bytes)
         } ?? false
     }
 

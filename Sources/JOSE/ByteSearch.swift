@@ -1,0 +1,23 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// libc's byte search and comparison for the modules above JOSE (the audit's line splitting and record
+/// scanning, the verified-token cache), so that the C calls stay in this module. `memchr` looks at 16 or 32
+/// bytes an instruction where the processor allows.
+public enum ByteSearch {
+    /// The index of the first `byte` in `base[start..<end]`, or nil.
+    @inlinable
+    public static func firstIndex(of byte: UInt8, in base: UnsafePointer<UInt8>, from start: Int, to end: Int) -> Int? {
+        guard start < end, let hit = memchr(base + start, Int32(byte), end - start) else { return nil }
+        return UnsafeRawPointer(hit) - UnsafeRawPointer(base)
+    }
+
+    /// Whether the two buffers hold the same bytes.
+    @inlinable
+    public static func equal(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer) -> Bool {
+        a.count == b.count && (a.isEmpty || memcmp(a.baseAddress!, b.baseAddress!, a.count) == 0)
+    }
+}
