@@ -147,21 +147,23 @@ extension JSONObject {
         return JSONObject(document: document, first: member.firstChild, start: member.valueStart, end: member.valueEnd)
     }
 
-    /// Calls `body` with each member's kind and name (its UTF-8 bytes, unescaped), in document order, in one walk
-    /// over the members: for checks that look at several members of a small object, where a look-up per name
-    /// would walk the members once per name (and to the end for each name that is absent).
+    /// Calls `body` with each member's name (its UTF-8 bytes, unescaped), kind and value text exactly as written
+    /// (quotes and escapes included), in document order, in one walk over the members: for checks that look at
+    /// several members of an object, where a look-up per name would walk the members once per name (and to the
+    /// end for each name that is absent).
     @inlinable
-    public func forEachMember<E: Error>(_ body: (UnsafeBufferPointer<UInt8>, JSONKind) throws(E) -> Void) throws(E) {
+    public func forEachMember<E: Error>(_ body: (UnsafeBufferPointer<UInt8>, JSONKind, UnsafeBufferPointer<UInt8>) throws(E) -> Void) throws(E) {
         let members = document.members
         let base = document.base
         var k = Int(first)
         while k >= 0 {
             let member = members[k]
             let name = UnsafeBufferPointer(start: base + Int(member.keyStart), count: Int(member.keyEnd - member.keyStart))
+            let value = text(of: member)
             if member.keyEscaped {
-                try JSONReader.unescape(name).withUnsafeBufferPointer { (unescaped) throws(E) in try body(unescaped, member.kind) }
+                try JSONReader.unescape(name).withUnsafeBufferPointer { (unescaped) throws(E) in try body(unescaped, member.kind, value) }
             } else {
-                try body(name, member.kind)
+                try body(name, member.kind, value)
             }
             k = Int(member.next)
         }

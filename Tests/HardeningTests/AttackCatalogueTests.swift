@@ -305,6 +305,32 @@ import Testing
             "escapes are counted as the characters they stand for", Fixtures.keys)
         record(.firebase, "sub a number", token(.firebase, firebase.with("sub", "1234")), invalidClaim, "sub is a string", Fixtures.keys)
 
+        // Apple: the booleans it writes as strings, real_user_status, email; checked in one walk, and any member
+        // not in its usual form judged again one claim at a time.
+        let apple = Fixtures.claims(.apple)
+        for (label, name, value, expected) in [
+            ("email_verified the string \"true\"", "email_verified", #""true""#, Outcome.accepted),
+            ("email_verified the string \"false\"", "email_verified", #""false""#, .accepted),
+            ("email_verified \"\\u0074rue\" (escaped)", "email_verified", #""\u0074rue""#, .accepted),
+            ("email_verified \"TRUE\"", "email_verified", #""TRUE""#, invalidClaim),
+            ("email_verified 1", "email_verified", "1", invalidClaim),
+            ("is_private_email false", "is_private_email", "false", .accepted),
+            ("is_private_email \"yes\"", "is_private_email", #""yes""#, invalidClaim),
+            ("nonce_supported \"true\"", "nonce_supported", #""true""#, .accepted),
+            ("nonce_supported null", "nonce_supported", "null", invalidClaim),
+            ("real_user_status 0", "real_user_status", "0", .accepted),
+            ("real_user_status 2", "real_user_status", "2", .accepted),
+            ("real_user_status -0", "real_user_status", "-0", .accepted),
+            ("real_user_status 3", "real_user_status", "3", invalidClaim),
+            ("real_user_status 10", "real_user_status", "10", invalidClaim),
+            ("real_user_status 1.0", "real_user_status", "1.0", invalidClaim),
+            ("real_user_status \"1\"", "real_user_status", #""1""#, invalidClaim),
+            ("email a number", "email", "7", invalidClaim),
+        ] {
+            record(.apple, "\(label)", token(.apple, apple.with(name, value)), expected,
+                "Apple's booleans may be strings; real_user_status is 0, 1 or 2; email is a string", Fixtures.keys)
+        }
+
         // Firebase: the shape of the `firebase` claim, each member checked whatever its position.
         let identities = #""identities":{"email":["a@example.com"]}"#
         for (label, object, expected) in [

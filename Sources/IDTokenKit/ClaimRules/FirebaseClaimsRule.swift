@@ -51,7 +51,7 @@ public struct FirebaseClaimsRule: ClaimRule, Equatable {
         // one (a look-up per name would walk it four times, to the end for each name that is absent). The
         // refusals are then reported in a fixed order, whatever the order of the members.
         var wrong: (provider: JSONKind?, tenant: JSONKind?, secondFactor: JSONKind?, identities: JSONKind?)
-        firebase.forEachMember { name, kind in
+        firebase.forEachMember { name, kind, _ in
             if ClaimKey.identities.isName(name) {
                 if kind != .object { wrong.identities = kind }
             } else if kind != .string {
