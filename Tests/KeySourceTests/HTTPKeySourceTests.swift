@@ -177,7 +177,7 @@ import Testing
             clock.advance(by: 81)   // refresh point at 80 % of max-age
             let started = ContinuousClock.now
             let keys = try await source.keys(refreshingFor: nil)
-            #expect(ContinuousClock.now - started < .seconds(6), "the caller did not wait for the 10 s fetch")
+            #expect(ContinuousClock.now - started < .seconds(9), "the caller did not wait for the 10 s fetch")
             #expect(keys.sortedKids == ["test-ec-1", "test-rsa-1", "test-rsa-2"])
             #expect(await eventually(timeout: .seconds(30)) { source.currentKeys()?.sortedKids == ["test-rsa-2", "test-rsa-3"] })
             #expect(server.requestCount == 2)
@@ -387,11 +387,13 @@ import Testing
     @Test func aRefusedConnectionFailsAtOnce() async throws {
         let server = try await ScriptedHTTPServer.start(.json(Self.jwksA))
         await server.stop()   // nothing listens on the port any more
-        let limits = KeyFetchLimits(connectTimeout: .seconds(60), totalTimeout: .seconds(120))
+        let limits = KeyFetchLimits(connectTimeout: .seconds(300), totalTimeout: .seconds(600))
         let source = try Self.source(server, clock: ManualClock(), limits: limits)
         let started = ContinuousClock.now
         await #expect(throws: TokenError(.keysUnavailable, "")) { try await source.keys(refreshingFor: nil) }
-        #expect(ContinuousClock.now - started < .seconds(15), "one connection attempt, no retries until the connect timeout")
+        // Far below the connect timeout: a refusal is not retried until the timeout. (Usually well under a second;
+        // a 2-core CI machine starting every suite at once has taken 17 s to get to it.)
+        #expect(ContinuousClock.now - started < .seconds(120), "one connection attempt, no retries until the connect timeout")
         #expect(source.status().lastError?.kind == .transport)
         await source.shutdown()
     }
