@@ -244,11 +244,17 @@ public final class AuditEngine: @unchecked Sendable {
         }
         let nonce = record.nonce ?? options.defaultNonce
         let hash = cache.isEnabled ? cache.hash(token: token, nonce: nonce) : 0
-        if cache.isEnabled, let verdict = cache.lookup(hash, token: token, nonce: nonce, at: at) {
-            counts.cacheHits += 1
-            return AuditResult(line: record.line, id: record.id, error: verdict.error, claims: verdict.claims, at: at,
-                               signatureVerified: verdict.signatureVerified, profile: verdict.profile,
-                               replayEntry: verdict.replayEntry)
+        var claimed = false
+        if cache.isEnabled {
+            switch cache.lookupOrClaim(hash, token: token, nonce: nonce, at: at) {
+            case .hit(let verdict):
+                counts.cacheHits += 1
+                return AuditResult(line: record.line, id: record.id, error: verdict.error, claims: verdict.claims, at: at,
+                                   signatureVerified: verdict.signatureVerified, profile: verdict.profile,
+                                   replayEntry: verdict.replayEntry)
+            case .judge(let claim):
+                claimed = claim
+            }
         }
         counts.verifications += 1
         let judgement = judge.judge(token, at: at, nonce: nonce)
@@ -263,7 +269,8 @@ public final class AuditEngine: @unchecked Sendable {
         if cache.isEnabled {
             let interval = judgement.interval(around: at, reported: claims)
             cache.insert(hash, token: token, nonce: nonce,
-                         entry: VerdictCache.Entry(from: interval.from, until: interval.until, verdict: verdict))
+                         entry: VerdictCache.Entry(from: interval.from, until: interval.until, verdict: verdict),
+                         releasing: claimed)
         }
         return AuditResult(line: record.line, id: record.id, error: verdict.error, claims: claims, at: at,
                            signatureVerified: verdict.signatureVerified, profile: verdict.profile, replayEntry: replayEntry)

@@ -153,9 +153,13 @@ final class VerdictCache: @unchecked Sendable {
     }
 
     private final class Shard {
-        let lock = NSLock()
+        /// Guards the tables and `inFlight`; waited on by a worker whose token another worker is judging.
+        let lock = NSCondition()
         var current: Generation
         var previous: Generation
+        /// The marks of tokens a worker is judging now (at most one a worker): another worker that meets the
+        /// same token waits for that verdict instead of verifying it a second time.
+        var inFlight: [UInt64] = []
 
         init(limit: Int) {
             // The default capacity's table from the start; a very large capacity grows as tokens come.
@@ -249,19 +253,66 @@ final class VerdictCache: @unchecked Sendable {
         }
     }
 
+    /// What ``lookupOrClaim(_:token:nonce:at:)`` found.
+    enum Lookup {
+        /// The verdict held for the token at that time.
+        case hit(Verdict)
+        /// No verdict: the caller judges the token. When `claimed`, other workers wait for its verdict, and the
+        /// caller must pass it to ``insert(_:token:nonce:entry:releasing:)`` with `releasing: true`.
+        case judge(claimed: Bool)
+    }
+
+    /// How long a worker waits for another worker's verdict on the same token before judging it itself: a
+    /// verification takes microseconds, so this is only a guard against a worker that never answers.
+    static let patience: TimeInterval = 2
+
+    /// The verdict for `token` (with `nonce`) at `at`, if held; otherwise the right to judge it. While another
+    /// worker judges a token with the same hash, waits for that verdict first, so that a token repeated in batches
+    /// judged at the same moment is verified once. (A different token that shares the hash only waits.)
+    func lookupOrClaim(_ hash: UInt64, token: String, nonce: String?, at: Double) -> Lookup {
+        guard isEnabled else { return .judge(claimed: false) }
+        let mark = hash | 1
+        let shard = shard(hash)
+        let deadline = Date(timeIntervalSinceNow: VerdictCache.patience)
+        return VerdictCache.withBytes(token, nonce) { token, nonce -> Lookup in
+            shard.lock.lock()
+            defer { shard.lock.unlock() }
+            while true {
+                if let index = shard.current.find(mark, token, nonce), let verdict = shard.current.pair(at: index).verdict(at: at) {
+                    return .hit(verdict)
+                }
+                if let index = shard.previous.find(mark, token, nonce), let verdict = shard.previous.pair(at: index).verdict(at: at) {
+                    return .hit(verdict)
+                }
+                if !shard.inFlight.contains(mark) {
+                    shard.inFlight.append(mark)
+                    return .judge(claimed: true)
+                }
+                if !shard.lock.wait(until: deadline) { return .judge(claimed: false) }
+            }
+        }
+    }
+
     /// Remembers `entry` for `token` (with `nonce`; `hash` is their ``hash(token:nonce:)``), with the verdict
     /// before it: a log presents a token over a short span, so the last two intervals are the ones most likely
-    /// asked for next. A token whose text alone is over a generation's byte budget is not remembered.
-    func insert(_ hash: UInt64, token: String, nonce: String?, entry: Entry) {
+    /// asked for next. A token whose text alone is over a generation's byte budget is not remembered. With
+    /// `releasing`, ends the claim ``lookupOrClaim(_:token:nonce:at:)`` gave and wakes the workers waiting on it.
+    func insert(_ hash: UInt64, token: String, nonce: String?, entry: Entry, releasing: Bool = false) {
         guard isEnabled else { return }
         let mark = hash | 1
         let shard = shard(hash)
         var dropped: Generation?
         VerdictCache.withBytes(token, nonce) { token, nonce in
+            shard.lock.lock()
+            defer {
+                if releasing, let k = shard.inFlight.firstIndex(of: mark) {
+                    shard.inFlight.remove(at: k)
+                    shard.lock.broadcast()
+                }
+                shard.lock.unlock()
+            }
             let bytes = token.count + (nonce?.count ?? 0)
             guard bytes <= perShardBytes else { return }
-            shard.lock.lock()
-            defer { shard.lock.unlock() }
             if let index = shard.current.find(mark, token, nonce) {
                 shard.current.replacePair(at: index, with: Pair(latest: entry, earlier: shard.current.pair(at: index).latest))
                 return

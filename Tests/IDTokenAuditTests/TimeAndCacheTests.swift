@@ -33,15 +33,19 @@ struct TimeAndCacheTests {
         // verdict, so which records hit depends on timing; the verdicts above do not.
     }
 
-    @Test("identical tokens at the same time are verified once")
-    func verifiedOnce() throws {
+    @Test("identical tokens at the same time are verified once, whatever the threads", arguments: [1, 3])
+    func verifiedOnce(threads: Int) throws {
         let (token, claims) = try #require(try Sample.validTokens()["apple"])
         let iat = try #require((claims["iat"] as? Int).map(Double.init))
         let log = (0..<50).map { record(token, at: iat + Double($0)) }.joined(separator: "\n")
-        let run = try AuditRun(Array(log.utf8), judge: try Sample.judge(), threads: 1)
-        #expect(run.summary.valid == 50)
-        #expect(run.summary.verifications == 1)
-        #expect(run.summary.cacheHits == 49)
+        // One-line batches: with three workers, the same token is judged by several of them at the same moment,
+        // and those that meet it while another judges it wait for that verdict.
+        for _ in 0..<5 {
+            let run = try AuditRun(Array(log.utf8), judge: try Sample.judge(), threads: threads, batchLines: threads == 1 ? 512 : 1)
+            #expect(run.summary.valid == 50)
+            #expect(run.summary.verifications == 1)
+            #expect(run.summary.cacheHits == 49)
+        }
     }
 
     @Test("a nonce is part of the verdict: the same token with another nonce is judged again")

@@ -26,8 +26,10 @@ enum Fixtures {
     }
 }
 
-/// Polls `condition` (real time) until it holds or `timeout` passes; returns whether it held.
-func eventually(timeout: Duration = .seconds(5), _ condition: () -> Bool) async -> Bool {
+/// Polls `condition` (real time) until it holds or `timeout` passes; returns whether it held. The default is
+/// long because it only matters when the condition is slow to hold: a first fetch while every suite starts at
+/// once on a 2-core machine has taken over 5 s.
+func eventually(timeout: Duration = .seconds(30), _ condition: () -> Bool) async -> Bool {
     let clock = ContinuousClock()
     let end = clock.now + timeout
     while clock.now < end {
