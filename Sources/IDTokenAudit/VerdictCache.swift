@@ -161,6 +161,14 @@ final class VerdictCache: @unchecked Sendable {
         /// same token waits for that verdict instead of verifying it a second time.
         var inFlight: [UInt64] = []
 
+        /// The verdict held for the token at `at`: the current generation's, else the previous one's. Call with
+        /// `lock` held.
+        func verdict(_ mark: UInt64, _ token: UnsafeRawBufferPointer, _ nonce: UnsafeRawBufferPointer?, at: Double) -> Verdict? {
+            if let index = current.find(mark, token, nonce) { return current.pair(at: index).verdict(at: at) }
+            if let index = previous.find(mark, token, nonce) { return previous.pair(at: index).verdict(at: at) }
+            return nil
+        }
+
         init(limit: Int) {
             // The default capacity's table from the start; a very large capacity grows as tokens come.
             current = Generation(roomFor: min(limit, 4096))
@@ -247,9 +255,7 @@ final class VerdictCache: @unchecked Sendable {
         return VerdictCache.withBytes(token, nonce) { token, nonce -> Verdict? in
             shard.lock.lock()
             defer { shard.lock.unlock() }
-            if let index = shard.current.find(mark, token, nonce) { return shard.current.pair(at: index).verdict(at: at) }
-            if let index = shard.previous.find(mark, token, nonce) { return shard.previous.pair(at: index).verdict(at: at) }
-            return nil
+            return shard.verdict(mark, token, nonce, at: at)
         }
     }
 
@@ -278,12 +284,7 @@ final class VerdictCache: @unchecked Sendable {
             shard.lock.lock()
             defer { shard.lock.unlock() }
             while true {
-                if let index = shard.current.find(mark, token, nonce), let verdict = shard.current.pair(at: index).verdict(at: at) {
-                    return .hit(verdict)
-                }
-                if let index = shard.previous.find(mark, token, nonce), let verdict = shard.previous.pair(at: index).verdict(at: at) {
-                    return .hit(verdict)
-                }
+                if let verdict = shard.verdict(mark, token, nonce, at: at) { return .hit(verdict) }
                 if !shard.inFlight.contains(mark) {
                     shard.inFlight.append(mark)
                     return .judge(claimed: true)

@@ -4,7 +4,7 @@ import Glibc
 import Darwin
 #endif
 
-/// libc's byte search and comparison for the modules above JOSE (the audit's line splitting and record
+/// Byte search and comparison for the modules above JOSE (the audit's line splitting and record
 /// scanning, the verified-token cache), so that the C calls stay in this module. `memchr` looks at 16 or 32
 /// bytes an instruction where the processor allows.
 public enum ByteSearch {
@@ -15,9 +15,10 @@ public enum ByteSearch {
         return UnsafeRawPointer(hit) - UnsafeRawPointer(base)
     }
 
-    /// Whether the two buffers hold the same bytes.
+    /// Whether the two buffers hold the same bytes (``bytesEqual(_:_:)``: two overlapping loads a side up to
+    /// sixteen bytes, `memcmp` beyond).
     @inlinable
     public static func equal(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer) -> Bool {
-        a.count == b.count && (a.isEmpty || memcmp(a.baseAddress!, b.baseAddress!, a.count) == 0)
+        bytesEqual(a.assumingMemoryBound(to: UInt8.self), b.assumingMemoryBound(to: UInt8.self))
     }
 }

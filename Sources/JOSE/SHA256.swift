@@ -68,13 +68,9 @@ public enum SHA256 {
 extension Array where Element == UInt8 {
     /// The bytes as lowercase hexadecimal digits, two per byte.
     public var lowercaseHex: String {
-        let digits = Array("0123456789abcdef".utf8)
-        var out = [UInt8]()
-        out.reserveCapacity(count * 2)
-        for byte in self {
-            out.append(digits[Int(byte >> 4)])
-            out.append(digits[Int(byte & 0x0F)])
+        String(unsafeUninitializedCapacity: count * 2) { out in
+            withUnsafeBytes { SHA256.writeLowercaseHex($0, into: UnsafeMutableRawBufferPointer(out)) }
+            return count * 2
         }
-        return String(decoding: out, as: UTF8.self)
     }
 }
