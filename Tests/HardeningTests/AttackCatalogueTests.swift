@@ -455,8 +455,12 @@ import Testing
             let clock = ContinuousClock()
             return clock.measure { for _ in 0..<200 { _ = Outcome.of(verifier, token, keys: keys) } }
         }
-        _ = time(small)
-        let (inSmall, inBig) = (time(small), time(big))
+        // The fastest of five interleaved runs each, for the same reason as above.
+        var (inSmall, inBig) = (Duration.seconds(Int64.max), Duration.seconds(Int64.max))
+        for _ in 0..<5 {
+            inSmall = min(inSmall, time(small))
+            inBig = min(inBig, time(big))
+        }
         // The key the token names is the last of 10,001; a lookup that grew with the set would show here.
         #expect(inBig < inSmall * 2, "200 verifications: \(inBig) with 10,001 keys, \(inSmall) with one")
     }

@@ -263,12 +263,14 @@ import Testing
         #expect(token.utf8.count > 10_000_000)
         let clock = ContinuousClock()
         var outcome = Outcome.accepted
-        let elapsed = clock.measure {
-            for _ in 0..<100 { outcome = Outcome.ofVerification(token, keys: Self.keys, allowed: Self.allowed) }
-        }
+        // The fastest of five runs: a run that other suites deschedule must not decide.
+        let elapsed = (0..<5).map { _ in
+            clock.measure {
+                for _ in 0..<100 { outcome = Outcome.ofVerification(token, keys: Self.keys, allowed: Self.allowed) }
+            }
+        }.min()!
         #expect(outcome == .rejected(.tokenTooLarge))
-        // 100 refusals of a 10 MB token take microseconds; reading it 100 times would take over a second (the
-        // bound leaves room for a loaded CI machine that deschedules the test).
+        // 100 refusals of a 10 MB token take microseconds; reading it 100 times would take over a second.
         #expect(elapsed < .milliseconds(250), "\(elapsed)")
         // With the limit raised, the same token is read and verifies: the size was the only objection.
         #expect(Outcome.ofVerification(token, keys: Self.keys, allowed: Self.allowed,

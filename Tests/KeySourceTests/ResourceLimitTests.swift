@@ -5,8 +5,8 @@ import Testing
 
 /// What a hostile or broken key endpoint, and a flood of tokens naming keys nobody has, cost the process:
 /// memory stays bounded, fetches stay bounded, and verifications with a known key keep being answered.
-/// One test at a time: each measures the process's resident memory, and the flood's own allocations must not
-/// count against the 100 MB response (nor its CPU against that refusal's time).
+/// One test at a time, and `scripts/test` runs this suite in a process of its own: the flood measures the
+/// process's resident memory and a known token's latency, which other suites running alongside would distort.
 @Suite(.serialized) struct ResourceLimitTests {
     /// The process's resident set size, in bytes (Linux: /proc/self/statm).
     static func residentBytes() -> Int {
@@ -16,22 +16,26 @@ import Testing
     }
 
     /// A 100 MB key-set response is refused by the size limit (1 MiB by default) as soon as the limit is
-    /// passed: the body is never held in memory and the refusal comes at once.
+    /// passed: the client stops reading, so the body is never held in memory. The server sends only as fast as
+    /// the client reads, so what it managed to send is what the client read plus the kernel's socket buffers
+    /// (a few MB on loopback). That count, unlike the process's resident memory or the time taken, does not
+    /// depend on what the tests running alongside are doing.
     @Test(arguments: [true, false])
     func aHundredMegabyteResponseIsRefused(declareLength: Bool) async throws {
         try await HTTPKeySourceTests.withServer(.large(bytes: 100 << 20, declareLength: declareLength)) { server in
             let source = try HTTPKeySource(url: server.url, clock: ManualClock(), logger: CapturedLog().logger())
-            let before = Self.residentBytes()
             let started = ContinuousClock.now
             let error = await #expect(throws: KeyFetchError.self) { try await source.refresh() }
             let elapsed = ContinuousClock.now - started
             #expect(error?.kind == .tooLarge)
-            #expect(elapsed < .seconds(10), "refusing took \(elapsed)")
-            // Holding the body would add 100 MB; other tests run alongside, so the bound is loose.
-            let grown = Self.residentBytes() - before
-            #expect(grown < 64 << 20, "resident memory grew by \(grown >> 20) MiB")
             #expect(source.currentKeys() == nil)
             await source.shutdown()
+            // Whether or not the client has closed the connection yet, the server cannot send more than the socket takes.
+            let sent = server.largeBodyBytesSent
+            #expect(sent < 24 << 20, "the server sent \(sent >> 20) MiB of the 100 MiB body before the client hung up")
+            // Only a hang guard: the time depends on the machine's load.
+            #expect(elapsed < .seconds(120), "refusing took \(elapsed)")
+            print("100 MiB body, declared length \(declareLength): refused in \(elapsed) after the server sent \(sent >> 10) KiB")
         }
     }
 

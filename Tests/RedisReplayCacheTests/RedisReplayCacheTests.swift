@@ -290,7 +290,8 @@ func unixNow() -> Int64 { Int64(Date().timeIntervalSince1970) }
         let started = Date()
         let error = #expect(throws: TokenError.self) { try cache.insertIfAbsentNow(entry(2, expiresAt: now + 60), now: now) }
         let elapsed = Date().timeIntervalSince(started)
-        #expect(elapsed >= 0.15 && elapsed < 1.5, "took \(elapsed) s")
+        // Without the timeout the call would never return; the upper bound leaves a loaded machine room.
+        #expect(elapsed >= 0.15 && elapsed < 15, "took \(elapsed) s")
         #expect(error?.code == .replayed)
         #expect(error?.message.contains("timed out") == true, "\(String(describing: error?.message))")
     }
