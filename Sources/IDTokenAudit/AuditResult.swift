@@ -16,7 +16,7 @@ public struct AuditResult: Sendable {
     public let profile: String?
     /// For a replayed token: the line where it was first accepted, when known.
     public internal(set) var firstSeenLine: Int?
-    /// What the replay stage keys on (issuer and SHA-256 of the signature segment), for valid tokens.
+    /// What the replay stage keys on (issuer and SHA-256 of the signed `header.payload`), for valid tokens.
     let replayEntry: ReplayEntry?
 
     public init(line: Int, id: RecordID?, error: TokenError?, claims: ReportedClaims, at: Double,

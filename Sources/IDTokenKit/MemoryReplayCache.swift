@@ -30,9 +30,9 @@ import Synchronization
 /// it, so callers should pass a clock that does not run backwards by more than the leeway (an audit that
 /// judges records at their own times should feed them roughly in time order).
 ///
-/// The key is the issuer mixed with the SHA-256 of the signature segment; digests other than 32 bytes long are
-/// hashed to 32 bytes first. Keys are assumed to be SHA-256 outputs of signatures that verified, so nobody
-/// can choose them to crowd one shard or one probe sequence.
+/// The key is the issuer mixed with ``ReplayEntry/tokenDigest`` (the SHA-256 of the signed `header.payload`);
+/// digests other than 32 bytes long are hashed to 32 bytes first. Keys are assumed to be SHA-256 outputs of
+/// content whose signature verified, so nobody can choose them to crowd one shard or one probe sequence.
 public final class MemoryReplayCache: SynchronousReplayCache {
     /// The most entries the cache holds.
     public let capacity: Int
