@@ -35,12 +35,10 @@ let package = Package(
             pkgConfig: "hiredis",
             providers: [.apt(["libhiredis-dev"]), .brew(["hiredis"])]
         ),
-        // Declarations only (nothing to link): ThreadSanitizer annotations for builds made with -DIDTK_TSAN.
-        .systemLibrary(name: "CThreadSanitizer"),
-        // SIMD base64url decoding for token segments (C: Swift has no byte shuffle).
-        .target(name: "CBase64URL"),
-        .target(name: "CByteScan"),
-        .target(name: "JOSE", dependencies: ["CLibCrypto", "CJansson", "CThreadSanitizer", "CBase64URL", "CByteScan"]),
+        // The project's own small C for JOSE: SIMD base64url and byte scanning (Swift has no byte shuffle),
+        // ThreadSanitizer annotations (declarations only; called by builds made with -DIDTK_TSAN).
+        .target(name: "CJOSEShims"),
+        .target(name: "JOSE", dependencies: ["CLibCrypto", "CJansson", "CJOSEShims"]),
         .target(
             name: "IDTokenKit",
             dependencies: [

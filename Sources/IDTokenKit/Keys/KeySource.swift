@@ -1,5 +1,3 @@
-@_exported import JOSE
-
 /// Where a verifier gets its keys.
 ///
 /// The verifier reads ``currentKeys`` on every token: it must return an immutable snapshot without waiting,

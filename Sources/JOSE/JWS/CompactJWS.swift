@@ -4,65 +4,6 @@ import Glibc
 import Darwin
 #endif
 
-/// Limits applied before and while a token is read.
-public struct JWSLimits: Sendable, Equatable {
-    /// Tokens longer than this (in bytes) are refused before any other work.
-    public var maxTokenBytes: Int
-    /// The deepest nesting accepted in the header or the claims (never more than ``JSONObject/depthCeiling``).
-    public var maxDepth: Int
-
-    public init(maxTokenBytes: Int = 16 * 1024, maxDepth: Int = JSONObject.defaultMaxDepth) {
-        self.maxTokenBytes = maxTokenBytes
-        self.maxDepth = maxDepth
-    }
-
-    public static let `default` = JWSLimits()
-}
-
-/// A token's protected header, read but not trusted.
-///
-/// Verification needs only `alg` and `kid`, which are located when the token is split; the header as a
-/// ``JSONObject`` is indexed only when somebody asks for ``object``. Immutable (its bytes are never written
-/// after the split), hence `@unchecked Sendable`.
-public struct JOSEHeader: @unchecked Sendable {
-    /// The decoded segments of the token; the header's JSON text is the first `count` bytes.
-    @usableFromInline let storage: JSONDocument
-    @usableFromInline let count: Int32
-    /// The `kid` value's text (quotes included) as a range of the header, or -1 when there is no `kid`.
-    @usableFromInline let kidStart: Int32
-    @usableFromInline let kidEnd: Int32
-    @usableFromInline let kidEscaped: Bool
-    /// The algorithm the header names, when it is one this library implements.
-    public let algorithm: JWSAlgorithm?
-
-    /// The whole header object.
-    public var object: JSONObject {
-        // The header was read by the same reader when the token was split, with a depth limit no larger than
-        // the ceiling used here, so reading it again cannot fail.
-        (try? JSONObject.parse(owner: storage, base: storage.bytes, count: Int(count), maxDepth: JSONObject.depthCeiling))!
-    }
-
-    /// The `alg` value as written (for messages), or nil if absent or not a string.
-    public var algorithmName: String? { object["alg"]?.string }
-    /// The `kid` value, or nil if absent.
-    public var kid: String? {
-        withKid { kid in kid.map { String(decoding: $0, as: UTF8.self) } }
-    }
-    /// Whether the header has a `kid`.
-    public var hasKid: Bool { kidStart >= 0 }
-    /// The `typ` value, or nil if absent.
-    public var type: String? { object["typ"]?.string }
-
-    /// Calls `body` with the `kid` value's UTF-8 bytes (unescaped), or nil when there is no `kid`.
-    @inlinable
-    public func withKid<R>(_ body: (UnsafeBufferPointer<UInt8>?) -> R) -> R {
-        guard kidStart >= 0 else { return body(nil) }
-        let inner = UnsafeBufferPointer(start: storage.bytes + Int(kidStart) + 1, count: Int(kidEnd - kidStart) - 2)
-        if kidEscaped { return JSONReader.unescape(inner).withUnsafeBufferPointer { body($0) } }
-        return body(inner)
-    }
-}
-
 /// A JWS in compact serialization (`header.payload.signature`), split and checked for shape but not verified.
 ///
 /// Parsing does the cheap checks of the pipeline: the size cap, exactly two dots, strict base64url in all three
@@ -315,23 +256,5 @@ public struct CompactJWS: Sendable {
                              "the header says \(algorithm.rawValue) but key \"\(key.kid ?? "")\" is a \(key.algorithm.keyType) key for \(key.algorithm.rawValue)")
         }
         return key
-    }
-}
-
-extension Base64URL {
-    /// Whether `span` is canonical base64url, without decoding it.
-    @inlinable
-    public static func isCanonical(_ span: UnsafeBufferPointer<UInt8>) -> Bool {
-        guard decodedCount(forEncodedCount: span.count) != nil else { return false }
-        return decodeTable.withUnsafeBufferPointer { table in
-            var bad: UInt8 = 0
-            for byte in span { bad |= table[Int(byte)] }
-            guard bad & 0xC0 == 0 else { return false }
-            switch span.count & 3 {
-            case 2: return table[Int(span[span.count - 1])] & 0x0F == 0
-            case 3: return table[Int(span[span.count - 1])] & 0x03 == 0
-            default: return true
-            }
-        }
     }
 }

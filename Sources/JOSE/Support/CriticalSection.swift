@@ -1,7 +1,7 @@
 import Synchronization
 
 #if IDTK_TSAN
-import CThreadSanitizer
+internal import CJOSEShims
 #endif
 
 extension Mutex where Value: ~Copyable {

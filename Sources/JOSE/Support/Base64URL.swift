@@ -1,4 +1,4 @@
-import CBase64URL
+internal import CJOSEShims
 
 /// Strict base64url (RFC 4648 §5) as JWS requires it: the alphabet `A–Z a–z 0–9 - _`, no padding, no
 /// whitespace, and the unused low bits of the last character must be zero, so that every byte string has
@@ -145,5 +145,23 @@ public enum Base64URL {
             break
         }
         return String(decoding: out, as: UTF8.self)
+    }
+}
+
+extension Base64URL {
+    /// Whether `span` is canonical base64url, without decoding it.
+    @inlinable
+    public static func isCanonical(_ span: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard decodedCount(forEncodedCount: span.count) != nil else { return false }
+        return decodeTable.withUnsafeBufferPointer { table in
+            var bad: UInt8 = 0
+            for byte in span { bad |= table[Int(byte)] }
+            guard bad & 0xC0 == 0 else { return false }
+            switch span.count & 3 {
+            case 2: return table[Int(span[span.count - 1])] & 0x0F == 0
+            case 3: return table[Int(span[span.count - 1])] & 0x03 == 0
+            default: return true
+            }
+        }
     }
 }

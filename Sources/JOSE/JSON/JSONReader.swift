@@ -3,7 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import CByteScan
+internal import CJOSEShims
 
 /// Why a JSON text was refused, with the byte offset where the reader stopped.
 public struct JSONSyntaxError: Error, Sendable, CustomStringConvertible {

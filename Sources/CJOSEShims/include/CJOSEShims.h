@@ -1,0 +1,10 @@
+/* The project's own small C, used by JOSE only (DESIGN §1): SIMD base64url decoding and byte scanning, and
+ * ThreadSanitizer annotations. One target, as swift-crypto keeps one CCryptoBoringSSLShims. */
+#ifndef IDTK_CJOSESHIMS_H
+#define IDTK_CJOSESHIMS_H
+
+#include "idtk_base64url.h"
+#include "idtk_byte_scan.h"
+#include "idtk_tsan.h"
+
+#endif
