@@ -1,4 +1,4 @@
-import CHiredis
+internal import CHiredis
 
 /// Why a Redis command did not give an answer.
 struct RedisFailure: Error, CustomStringConvertible {

@@ -29,6 +29,7 @@ import Synchronization
 /// notice when Redis answers again. Entries are whatever the Redis server keeps: a server restarted without
 /// persistence has forgotten the tokens it saw.
 public final class RedisReplayCache: SynchronousReplayCache {
+    /// Where the cache connects and how it behaves when Redis cannot be reached.
     public let configuration: RedisReplayCacheConfiguration
     private let pool: RedisConnectionPool
     private let logger: Logger

@@ -22,7 +22,9 @@ public struct RedisReplayCacheConfiguration: Sendable, Equatable {
         case relativeToNow
     }
 
+    /// The Redis server's host name or address.
     public var host: String
+    /// The Redis server's TCP port.
     public var port: Int
     /// The user name for Redis 6 ACLs (`AUTH username password`); nil for the default user.
     public var username: String?
@@ -34,15 +36,19 @@ public struct RedisReplayCacheConfiguration: Sendable, Equatable {
     public var keyPrefix: String
     /// The most connections open at once; a check waits for a free one (up to ``commandTimeout``).
     public var poolSize: Int
+    /// How long a connection attempt may take.
     public var connectTimeout: Duration
     /// How long to wait for a reply (and for a free connection) before treating Redis as unavailable.
     public var commandTimeout: Duration
     /// After a failed connection attempt, checks follow the failure mode at once, without trying to connect,
     /// for this long; so that an unreachable Redis costs each check nothing rather than a connect timeout.
     public var reconnectDelay: Duration
+    /// What a presentation gets when Redis cannot be reached.
     public var failureMode: FailureMode
+    /// How entries expire: at the token's `exp` plus leeway, or after the token's remaining lifetime from now.
     public var expiry: Expiry
 
+    /// A configuration; every parameter has a default suited to a local Redis.
     public init(host: String = "127.0.0.1", port: Int = 6379, username: String? = nil, password: String? = nil,
                 database: Int = 0, keyPrefix: String = "idtk:replay:", poolSize: Int = 8,
                 connectTimeout: Duration = .milliseconds(500), commandTimeout: Duration = .milliseconds(500),

@@ -120,8 +120,7 @@ extension TokenError.Code {
         case .expired, .notYetValid, .issuedInFuture, .wrongIssuer, .wrongAudience, .invalidClaim, .nonceMismatch,
              .replayed, .tenantMismatch, .providerNotAllowed, .revoked:
             return true
-        case .malformed, .tokenTooLarge, .algorithmNotAllowed, .unsupportedHeader, .unknownKey, .badSignature,
-             .keysUnavailable:
+        default:
             return false
         }
     }

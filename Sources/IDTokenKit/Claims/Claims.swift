@@ -7,6 +7,7 @@ public struct Claims: Sendable {
     /// The claims object as parsed.
     public let object: JSONObject
 
+    /// The claims in `object`.
     public init(_ object: JSONObject) { self.object = object }
 
     /// Any claim, by name.
@@ -46,7 +47,9 @@ public struct Claims: Sendable {
 
     // MARK: Registered claims
 
+    /// `iss`.
     public var issuer: String? { string("iss") }
+    /// `sub`: the user's identifier at the issuer.
     public var subject: String? { string("sub") }
     /// `aud` as a list, whether the token holds a string or an array.
     public var audience: [String] {
@@ -54,16 +57,23 @@ public struct Claims: Sendable {
         if let single = aud.string { return [single] }
         return Claims.strings(aud) ?? []
     }
+    /// `exp`, in Unix seconds.
     public var expiresAt: Double? { seconds("exp") }
+    /// `nbf`, in Unix seconds.
     public var notBefore: Double? { seconds("nbf") }
+    /// `iat`, in Unix seconds.
     public var issuedAt: Double? { seconds("iat") }
     /// When the user signed in (`auth_time`).
     public var authTime: Double? { seconds("auth_time") }
+    /// `nonce`.
     public var nonce: String? { string("nonce") }
+    /// `email`.
     public var email: String? { string("email") }
     /// `email_verified`, read as a boolean or the strings `"true"` / `"false"`.
     public var emailVerified: Bool? { object["email_verified"].flatMap(AppleClaims.flexibleBool) }
+    /// `name`: chosen by the user, so treat it as untrusted text.
     public var name: String? { string("name") }
+    /// `picture`: a URL.
     public var picture: String? { string("picture") }
     /// The JWT ID (`jti`).
     public var jwtID: String? { string("jti") }

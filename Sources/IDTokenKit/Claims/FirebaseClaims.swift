@@ -8,8 +8,10 @@
 /// token.firebase.customClaim("role")?.string
 /// ```
 public struct FirebaseClaims: Sendable {
+    /// All the token's claims.
     public let claims: Claims
 
+    /// Firebase's view of `claims`.
     public init(_ claims: Claims) { self.claims = claims }
 
     /// The Firebase user ID (`sub`).
@@ -35,10 +37,15 @@ public struct FirebaseClaims: Sendable {
         }
         return out
     }
+    /// The user's email address.
     public var email: String? { claims.email }
+    /// Whether Firebase verified the email address.
     public var emailVerified: Bool? { claims["email_verified"]?.bool }
+    /// The user's phone number, for phone sign-in.
     public var phoneNumber: String? { claims.string("phone_number") }
+    /// The user's display name: chosen by the user, so treat it as untrusted text.
     public var name: String? { claims.name }
+    /// The URL of the user's photo.
     public var picture: String? { claims.picture }
     /// When the user signed in (`auth_time`).
     public var authTime: Double? { claims.authTime }

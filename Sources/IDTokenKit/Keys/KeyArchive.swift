@@ -28,10 +28,13 @@ public struct KeyArchive: Sendable {
         public let key: PublicKey
         /// First and last snapshot time that listed the key; nil when only untimed snapshots did.
         public let firstSeen: Double?
+        /// The time of the last snapshot that had the key (Unix seconds), when known.
         public let lastSeen: Double?
         /// How many snapshots listed it.
         public let snapshotCount: Int
+        /// The key's `kid`.
         public var kid: String? { key.kid }
+        /// The key's RFC 7638 thumbprint.
         public var thumbprint: String { key.thumbprint }
     }
 
@@ -43,6 +46,7 @@ public struct KeyArchive: Sendable {
         public let time: Double?
         /// The usable kids it lists, and the keys it lists that were refused.
         public let kids: [String]
+        /// Keys of the snapshot that were refused, with the reason.
         public let rejected: [RejectedKey]
     }
 

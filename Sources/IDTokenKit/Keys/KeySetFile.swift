@@ -14,6 +14,7 @@ public enum KeySetFile {
         public let body: [UInt8]
         /// For a key cache file, when its body was fetched and from where.
         public let fetchedAt: Double?
+        /// The URL the set was fetched from, when the file says.
         public let url: String?
     }
 

@@ -39,8 +39,10 @@ extension KeySource {
 
 /// A fixed key set: a JWKS, certificate map or archive read from a file or built in memory.
 public struct StaticKeySource: KeySource {
+    /// The keys.
     public let keySet: JWKSet
 
+    /// A source that always answers with `keySet`.
     public init(_ keySet: JWKSet) { self.keySet = keySet }
 
     public func currentKeys() -> JWKSet? { keySet }

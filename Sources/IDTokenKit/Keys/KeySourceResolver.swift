@@ -11,7 +11,12 @@ import Logging
 public enum KeySourceResolver {
     /// What one `--keys` value names.
     public enum Kind: Sendable, Equatable {
-        case url, file, directory
+        /// An `https://` (or `http://` on loopback) URL of a JWKS or certificate map.
+        case url
+        /// A JWKS, JWK or certificate-map file.
+        case file
+        /// A key archive directory.
+        case directory
     }
 
     /// A value holding `://` is a URL; an existing directory is an archive; anything else is a key file.

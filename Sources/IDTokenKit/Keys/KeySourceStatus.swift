@@ -16,6 +16,7 @@ public struct KeySourceStatus: Sendable, CustomStringConvertible {
     public let lastAttemptAt: Double?
     /// When the last fetch failed, and why.
     public let lastFailureAt: Double?
+    /// The last fetch's error, when the last fetch failed.
     public let lastError: KeyFetchError?
     /// Fetches that failed since the last success.
     public let consecutiveFailures: Int

@@ -1,4 +1,4 @@
-import CLibCrypto
+internal import CLibCrypto
 
 /// What a ``JSONDocument`` keeps besides its tail.
 @usableFromInline

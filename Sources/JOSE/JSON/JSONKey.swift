@@ -11,6 +11,7 @@ public struct JSONKey: Sendable, Hashable {
     @usableFromInline let utf8: [UInt8]
     @usableFromInline let hash: UInt32
 
+    /// A key for the member named `name`.
     public init(_ name: String) {
         self.name = name
         let utf8 = Array(name.utf8)
@@ -23,7 +24,7 @@ public struct JSONKey: Sendable, Hashable {
 
     /// Whether `name` (unescaped UTF-8) is this name.
     @inlinable
-    public func isName(_ name: UnsafeBufferPointer<UInt8>) -> Bool {
+    package func isName(_ name: UnsafeBufferPointer<UInt8>) -> Bool {
         utf8.withUnsafeBufferPointer { bytesEqual($0, name) }
     }
 
@@ -108,7 +109,7 @@ extension JSONObject {
     /// Calls `body` with the kind of the member named `key` and its value's text exactly as written (quotes and
     /// escapes included); nil when there is no such member.
     @inlinable
-    public func withRawValue<R>(_ key: JSONKey, _ body: (JSONKind, UnsafeBufferPointer<UInt8>) -> R) -> R? {
+    package func withRawValue<R>(_ key: JSONKey, _ body: (JSONKind, UnsafeBufferPointer<UInt8>) -> R) -> R? {
         guard let member = member(key) else { return nil }
         return body(member.kind, text(of: member))
     }
@@ -116,7 +117,7 @@ extension JSONObject {
     /// Calls `body` with the decoded UTF-8 bytes of the string held by the member named `key`, read in place
     /// unless it holds escapes; nil when there is no such member or it is not a string.
     @inlinable
-    public func withString<R>(_ key: JSONKey, _ body: (UnsafeBufferPointer<UInt8>) -> R) -> R? {
+    package func withString<R>(_ key: JSONKey, _ body: (UnsafeBufferPointer<UInt8>) -> R) -> R? {
         guard let member = member(key), member.kind == .string else { return nil }
         return withStringBytes(of: member, body)
     }
@@ -136,6 +137,7 @@ extension JSONObject {
         }
     }
 
+    /// Whether the object has a member named by `key`.
     @inlinable
     public func contains(_ key: JSONKey) -> Bool { member(key) != nil }
 
@@ -152,7 +154,7 @@ extension JSONObject {
     /// several members of an object, where a look-up per name would walk the members once per name (and to the
     /// end for each name that is absent).
     @inlinable
-    public func forEachMember<E: Error>(_ body: (UnsafeBufferPointer<UInt8>, JSONKind, UnsafeBufferPointer<UInt8>) throws(E) -> Void) throws(E) {
+    package func forEachMember<E: Error>(_ body: (UnsafeBufferPointer<UInt8>, JSONKind, UnsafeBufferPointer<UInt8>) throws(E) -> Void) throws(E) {
         let members = document.members
         let base = document.base
         var k = Int(first)
@@ -174,7 +176,7 @@ extension String {
     /// Calls `body` with the string's UTF-8 bytes: a native string lends them in place; only a bridged one is
     /// copied first (`withUTF8` alone needs a mutable copy, which costs a retain and a release every call).
     @inlinable
-    public func withBorrowedUTF8<R>(_ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
+    package func withBorrowedUTF8<R>(_ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
         if let result = utf8.withContiguousStorageIfAvailable(body) { return result }
         var copy = self
         return copy.withUTF8(body)

@@ -228,7 +228,7 @@ public struct JSONValue: @unchecked Sendable {
     /// Calls `body` with the decoded UTF-8 bytes of a string value, read in place unless the string holds
     /// escapes; nil when the value is not a string.
     @inlinable
-    public func withStringBytes<R>(_ body: (UnsafeBufferPointer<UInt8>) -> R) -> R? {
+    package func withStringBytes<R>(_ body: (UnsafeBufferPointer<UInt8>) -> R) -> R? {
         guard kind == .string else { return nil }
         return withBody { raw in
             let inner = UnsafeBufferPointer(rebasing: raw[(raw.startIndex + 1)..<(raw.endIndex - 1)])
@@ -287,6 +287,7 @@ public struct JSONValue: @unchecked Sendable {
         }
     }
 
+    /// Whether the value is `null`.
     public var isNull: Bool { kind == .null }
 
     /// A nested object, a view on the same document; nil for other kinds.

@@ -7,14 +7,31 @@ internal import CJOSEShims
 
 /// Why a JSON text was refused, with the byte offset where the reader stopped.
 public struct JSONSyntaxError: Error, Sendable, CustomStringConvertible {
+    /// What was wrong, in words.
     public let reason: String
+    /// The byte offset in the document where the reader stopped.
     public let offset: Int
     public var description: String { "\(reason) at byte \(offset)" }
 }
 
 /// The kind of a JSON value.
 public enum JSONKind: UInt8, Sendable {
-    case object, array, string, integer, real, `true`, `false`, null
+    /// `{…}`
+    case object
+    /// `[…]`
+    case array
+    /// `"…"`
+    case string
+    /// A number without a fraction or exponent that fits in 64 bits.
+    case integer
+    /// Any other number.
+    case real
+    /// `true`
+    case `true`
+    /// `false`
+    case `false`
+    /// `null`
+    case null
 }
 
 /// One member of an object, as byte ranges into the document, linked to the next member of the same object.

@@ -1,16 +1,23 @@
-import CJansson
+internal import CJansson
 
 /// A whole JSON document as a Swift value, read by Jansson with `JSONREJECT_DUPLICATES`.
 ///
 /// Used for key sets, certificate maps, configuration and other documents that are read once and kept;
 /// tokens themselves go through ``JSONObject``, which does not build a tree.
 public indirect enum JSONTree: Sendable, Equatable {
+    /// An object, its members in document order (duplicate names are refused when reading).
     case object([(key: String, value: JSONTree)])
+    /// An array.
     case array([JSONTree])
+    /// A string.
     case string(String)
+    /// A number without a fraction or exponent that fits in 64 bits.
     case integer(Int64)
+    /// Any other number.
     case real(Double)
+    /// `true` or `false`.
     case bool(Bool)
+    /// `null`.
     case null
 
     public static func == (lhs: JSONTree, rhs: JSONTree) -> Bool {
@@ -45,6 +52,7 @@ public indirect enum JSONTree: Sendable, Equatable {
         return try convert(root, depth: 1, maxDepth: maxDepth)
     }
 
+    /// Reads a whole JSON document from text, as the byte form does.
     public static func parse(_ text: String, maxDepth: Int = 64) throws(JSONSyntaxError) -> JSONTree {
         try parse(Array(text.utf8), maxDepth: maxDepth)
     }
@@ -95,8 +103,11 @@ public indirect enum JSONTree: Sendable, Equatable {
         return members.first(where: { $0.key == key })?.value
     }
 
+    /// The string, when the value is one.
     public var string: String? { if case .string(let s) = self { return s } else { return nil } }
+    /// The integer, when the value is one.
     public var int64: Int64? { if case .integer(let i) = self { return i } else { return nil } }
+    /// The number as a `Double`, when the value is a number.
     public var double: Double? {
         switch self {
         case .integer(let i): return Double(i)
@@ -104,8 +115,11 @@ public indirect enum JSONTree: Sendable, Equatable {
         default: return nil
         }
     }
+    /// The boolean, when the value is one.
     public var bool: Bool? { if case .bool(let b) = self { return b } else { return nil } }
+    /// The elements, when the value is an array.
     public var array: [JSONTree]? { if case .array(let a) = self { return a } else { return nil } }
+    /// The members in document order, when the value is an object.
     public var objectMembers: [(key: String, value: JSONTree)]? {
         if case .object(let m) = self { return m } else { return nil }
     }

@@ -17,6 +17,7 @@ import Darwin
 public struct CompactJWS: Sendable {
     /// The token as received.
     public let token: String
+    /// The protected header, read and checked.
     public let header: JOSEHeader
     /// Where the decoded payload and signature lie in `header.storage` (the header's bytes come first).
     @usableFromInline let payloadCount: Int32

@@ -34,7 +34,7 @@ public struct JOSEHeader: @unchecked Sendable {
 
     /// Calls `body` with the `kid` value's UTF-8 bytes (unescaped), or nil when there is no `kid`.
     @inlinable
-    public func withKid<R>(_ body: (UnsafeBufferPointer<UInt8>?) -> R) -> R {
+    package func withKid<R>(_ body: (UnsafeBufferPointer<UInt8>?) -> R) -> R {
         guard kidStart >= 0 else { return body(nil) }
         let inner = UnsafeBufferPointer(start: storage.bytes + Int(kidStart) + 1, count: Int(kidEnd - kidStart) - 2)
         if kidEscaped { return JSONReader.unescape(inner).withUnsafeBufferPointer { body($0) } }

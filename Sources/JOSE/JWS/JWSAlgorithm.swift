@@ -2,13 +2,21 @@
 /// profile (never by the token): `none` and the HMAC family are not here at all, so no key and no policy can
 /// ever accept them.
 public enum JWSAlgorithm: String, Sendable, CaseIterable, Codable {
+    /// RSASSA-PKCS1-v1_5 with SHA-256 (Firebase, Apple, Facebook).
     case rs256 = "RS256"
+    /// RSASSA-PKCS1-v1_5 with SHA-384.
     case rs384 = "RS384"
+    /// RSASSA-PKCS1-v1_5 with SHA-512.
     case rs512 = "RS512"
+    /// RSASSA-PSS with SHA-256 and MGF1 with SHA-256.
     case ps256 = "PS256"
+    /// RSASSA-PSS with SHA-384 and MGF1 with SHA-384.
     case ps384 = "PS384"
+    /// RSASSA-PSS with SHA-512 and MGF1 with SHA-512.
     case ps512 = "PS512"
+    /// ECDSA on P-256 with SHA-256.
     case es256 = "ES256"
+    /// ECDSA on P-384 with SHA-384.
     case es384 = "ES384"
 
     /// The key family the algorithm needs.
@@ -31,7 +39,7 @@ public enum JWSAlgorithm: String, Sendable, CaseIterable, Codable {
 
     /// Looks an algorithm up by the bytes of a header's `alg` value.
     @inlinable
-    public init?(utf8 name: UnsafeBufferPointer<UInt8>) {
+    package init?(utf8 name: UnsafeBufferPointer<UInt8>) {
         guard name.count == 5 else { return nil }
         let family = (name[0], name[1])
         let bits = (name[2], name[3], name[4])
@@ -58,7 +66,9 @@ public enum JWSAlgorithm: String, Sendable, CaseIterable, Codable {
 
 /// Elliptic curves the verifier supports.
 public enum Curve: String, Sendable, Codable {
+    /// NIST P-256 (secp256r1).
     case p256 = "P-256"
+    /// NIST P-384 (secp384r1).
     case p384 = "P-384"
 
     /// Bytes in one coordinate, and in each half of a raw `r‖s` signature.
@@ -83,7 +93,9 @@ public enum Curve: String, Sendable, Codable {
 
 /// The family of a public key.
 public enum KeyType: Sendable, Equatable, CustomStringConvertible {
+    /// An RSA key.
     case rsa
+    /// An elliptic-curve key on the given curve.
     case ec(Curve)
 
     public var description: String {

@@ -3,12 +3,14 @@
 public struct JWSAlgorithmMask: Sendable, Equatable {
     @usableFromInline let bits: UInt16
 
+    /// The mask holding `algorithms`.
     public init<S: Sequence>(_ algorithms: S) where S.Element == JWSAlgorithm {
         var bits: UInt16 = 0
         for algorithm in algorithms { bits |= JWSAlgorithmMask.bit(algorithm) }
         self.bits = bits
     }
 
+    /// Whether `algorithm` is in the mask.
     @inlinable
     public func contains(_ algorithm: JWSAlgorithm) -> Bool { bits & JWSAlgorithmMask.bit(algorithm) != 0 }
 

@@ -5,10 +5,12 @@ public struct JWSLimits: Sendable, Equatable {
     /// The deepest nesting accepted in the header or the claims (never more than ``JSONObject/depthCeiling``).
     public var maxDepth: Int
 
+    /// Limits of `maxTokenBytes` bytes per token (16 KiB by default) and `maxDepth` levels of nesting.
     public init(maxTokenBytes: Int = 16 * 1024, maxDepth: Int = JSONObject.defaultMaxDepth) {
         self.maxTokenBytes = maxTokenBytes
         self.maxDepth = maxDepth
     }
 
+    /// 16 KiB per token, nesting as deep as ``JSONObject/defaultMaxDepth``.
     public static let `default` = JWSLimits()
 }

@@ -1,7 +1,10 @@
 /// A key that a key set refused, and why. One bad key never sinks the rest of a set.
 public struct RejectedKey: Sendable, Equatable, CustomStringConvertible {
+    /// The key's `kid`, when it had one.
     public let kid: String?
+    /// Why the key was refused.
     public let reason: String
+    /// A refused key and the reason.
     public init(kid: String?, reason: String) {
         self.kid = kid
         self.reason = reason
@@ -16,7 +19,9 @@ public struct RejectedKey: Sendable, Equatable, CustomStringConvertible {
 /// ROCA-weak modulus, a point off the curve, unknown `kty`/`crv`/`alg`, a `kid` that names two different keys)
 /// are listed in ``rejected``.
 public struct JWKSet: Sendable {
+    /// The usable keys, in document order.
     public let keys: [PublicKey]
+    /// The keys of the document that were refused (weak, malformed, unsupported), with the reason for each.
     public let rejected: [RejectedKey]
     @usableFromInline let kidBytes: [[UInt8]]
     @usableFromInline let kidHashes: [UInt64]
@@ -26,6 +31,7 @@ public struct JWKSet: Sendable {
     @usableFromInline let kidIndex: [UInt64: [Int]]?
     @usableFromInline static var indexedFrom: Int { 16 }
 
+    /// A set of `keys`; `rejected` lists keys of the same document that were refused.
     public init(keys: [PublicKey], rejected: [RejectedKey] = []) {
         // A kid that names two different keys is ambiguous: neither is used.
         var seen: [String: String] = [:]
@@ -76,7 +82,7 @@ public struct JWKSet: Sendable {
 
     /// The key whose `kid` has these UTF-8 bytes.
     @inlinable
-    public func key(kid: UnsafeBufferPointer<UInt8>) -> PublicKey? {
+    package func key(kid: UnsafeBufferPointer<UInt8>) -> PublicKey? {
         let hash = JSONReader.fnv(kid.baseAddress ?? UnsafePointer(bitPattern: 1)!, kid.count)
         if let kidIndex {
             guard let positions = kidIndex[hash] else { return nil }
@@ -109,6 +115,7 @@ public struct JWKSet: Sendable {
 
     /// Why a whole document could not be read as a key set.
     public struct FormatError: Error, Sendable, CustomStringConvertible {
+        /// Why the document was refused.
         public let reason: String
         public var description: String { reason }
     }
@@ -132,6 +139,7 @@ public struct JWKSet: Sendable {
         return fromCertificateMap(members.map { ($0.key, $0.value.string!) })
     }
 
+    /// Reads a key document from text, as the byte form does.
     public static func parse(_ text: String) throws(FormatError) -> JWKSet { try parse(Array(text.utf8)) }
 
     /// Builds a set from parsed JWK objects.

@@ -1,8 +1,10 @@
-import CLibCrypto
+internal import CLibCrypto
 
 /// Why a key was refused at load time.
 public struct KeyError: Error, Sendable, CustomStringConvertible, Equatable {
+    /// Why the key was refused.
     public let reason: String
+    /// A key error with `reason`.
     public init(_ reason: String) { self.reason = reason }
     public var description: String { reason }
 }
@@ -230,7 +232,7 @@ public final class PublicKey: @unchecked Sendable {
     /// RSA signatures must be exactly the modulus length; ECDSA signatures must be raw `r‖s` of exactly twice
     /// the coordinate length, with r and s in [1, n−1].
     @inlinable
-    public func verify(signature: UnsafeRawBufferPointer, message: UnsafeRawBufferPointer) -> Bool {
+    package func verify(signature: UnsafeRawBufferPointer, message: UnsafeRawBufferPointer) -> Bool {
         guard signature.count == signatureLength else { return false }
         return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 64) { digest in
             hash(message, into: digest)

@@ -1,4 +1,4 @@
-import CLibCrypto
+internal import CLibCrypto
 
 /// Detects RSA moduli made by the Infineon key generator broken in 2017 (ROCA, CVE-2017-15361), whose private
 /// keys can be recovered from the public key.

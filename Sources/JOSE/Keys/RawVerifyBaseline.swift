@@ -1,4 +1,4 @@
-import CLibCrypto
+internal import CLibCrypto
 
 /// The yardstick the benchmarks measure against: one `EVP_PKEY_verify` over a precomputed digest, on a
 /// context prepared once, with the key already loaded. This is the cost of the public-key operation itself,

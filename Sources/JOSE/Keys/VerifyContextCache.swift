@@ -3,7 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import CLibCrypto
+internal import CLibCrypto
 import Synchronization
 
 /// Each thread's own verification contexts for the keys it used last, so that a verification reuses a

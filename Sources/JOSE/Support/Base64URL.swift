@@ -50,7 +50,7 @@ public enum Base64URL {
     /// Whole 16-character blocks go through SIMD code when the CPU has it (`idtk_base64url_decode_blocks`,
     /// AVX2 or SSSE3 on x86-64: a fraction of the instructions of the table loop); the rest, including the last
     /// characters whose unused bits must be zero, through the tables below.
-    public static func decode(_ source: UnsafeBufferPointer<UInt8>, into destination: UnsafeMutableBufferPointer<UInt8>) -> Int? {
+    package static func decode(_ source: UnsafeBufferPointer<UInt8>, into destination: UnsafeMutableBufferPointer<UInt8>) -> Int? {
         guard let outCount = decodedCount(forEncodedCount: source.count), destination.count >= outCount else { return nil }
         guard let src = source.baseAddress, let dst = destination.baseAddress else { return outCount == 0 ? 0 : nil }
         let t = quadTables
@@ -151,7 +151,7 @@ public enum Base64URL {
 extension Base64URL {
     /// Whether `span` is canonical base64url, without decoding it.
     @inlinable
-    public static func isCanonical(_ span: UnsafeBufferPointer<UInt8>) -> Bool {
+    package static func isCanonical(_ span: UnsafeBufferPointer<UInt8>) -> Bool {
         guard decodedCount(forEncodedCount: span.count) != nil else { return false }
         return decodeTable.withUnsafeBufferPointer { table in
             var bad: UInt8 = 0

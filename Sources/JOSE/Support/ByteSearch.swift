@@ -10,7 +10,7 @@ import Darwin
 public enum ByteSearch {
     /// The index of the first `byte` in `base[start..<end]`, or nil.
     @inlinable
-    public static func firstIndex(of byte: UInt8, in base: UnsafePointer<UInt8>, from start: Int, to end: Int) -> Int? {
+    package static func firstIndex(of byte: UInt8, in base: UnsafePointer<UInt8>, from start: Int, to end: Int) -> Int? {
         guard start < end, let hit = memchr(base + start, Int32(byte), end - start) else { return nil }
         return UnsafeRawPointer(hit) - UnsafeRawPointer(base)
     }
@@ -18,7 +18,7 @@ public enum ByteSearch {
     /// Whether the two buffers hold the same bytes (``bytesEqual(_:_:)``: two overlapping loads a side up to
     /// sixteen bytes, `memcmp` beyond).
     @inlinable
-    public static func equal(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer) -> Bool {
+    package static func equal(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer) -> Bool {
         bytesEqual(a.assumingMemoryBound(to: UInt8.self), b.assumingMemoryBound(to: UInt8.self))
     }
 }

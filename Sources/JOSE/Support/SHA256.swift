@@ -1,4 +1,4 @@
-import CLibCrypto
+internal import CLibCrypto
 
 /// SHA-256 through libcrypto's one-shot function, for nonces and replay-cache keys.
 public enum SHA256 {
@@ -18,7 +18,7 @@ public enum SHA256 {
     }
 
     /// The digest of a raw byte span.
-    public static func hash(_ bytes: UnsafeRawBufferPointer) -> [UInt8] {
+    package static func hash(_ bytes: UnsafeRawBufferPointer) -> [UInt8] {
         [UInt8](unsafeUninitializedCapacity: byteCount) { out, initialized in
             _ = idtk_sha256(bytes.baseAddress, bytes.count, out.baseAddress)
             initialized = byteCount
@@ -26,7 +26,7 @@ public enum SHA256 {
     }
 
     /// Writes the digest of `bytes` to `digest`, which must hold at least ``byteCount`` bytes.
-    public static func hash(_ bytes: UnsafeRawBufferPointer, into digest: UnsafeMutableRawBufferPointer) {
+    package static func hash(_ bytes: UnsafeRawBufferPointer, into digest: UnsafeMutableRawBufferPointer) {
         precondition(digest.count >= byteCount, "a SHA-256 digest needs \(byteCount) bytes")
         _ = idtk_sha256(bytes.baseAddress, bytes.count, digest.baseAddress?.assumingMemoryBound(to: UInt8.self))
     }
@@ -36,7 +36,7 @@ public enum SHA256 {
     /// two bytes (high nibble first), and every nibble turned into its digit at once (`d + '0'`, plus 39 when
     /// `d` is 10 or more, which `(d + 6) >> 4` flags).
     @inlinable
-    public static func writeLowercaseHex(_ bytes: UnsafeRawBufferPointer, into hex: UnsafeMutableRawBufferPointer) {
+    package static func writeLowercaseHex(_ bytes: UnsafeRawBufferPointer, into hex: UnsafeMutableRawBufferPointer) {
         precondition(hex.count >= 2 * bytes.count, "hex digits need two bytes per byte")
         let ones: UInt64 = 0x0101_0101_0101_0101
         var i = 0

@@ -1,4 +1,4 @@
-import CLibCrypto
+internal import CLibCrypto
 
 /// Cryptographically secure random bytes from libcrypto's DRBG (`RAND_bytes`).
 public enum SecureRandom {

@@ -31,7 +31,9 @@ import NIOHTTP1
 public final class HTTPKeySource: KeySource {
     /// Where the keys come from.
     public let url: KeySetURL
+    /// How long fetched sets are kept and how often unknown kids may trigger a refetch.
     public let cachePolicy: KeyCachePolicy
+    /// Timeouts and the largest response accepted.
     public let limits: KeyFetchLimits
     /// The warm-start file, if any: read at creation, rewritten after each successful fetch.
     public let cacheFilePath: String?

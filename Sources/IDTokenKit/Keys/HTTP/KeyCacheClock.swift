@@ -22,6 +22,7 @@ public protocol KeyCacheClock: Sendable {
 
 /// The system's wall clock.
 public struct SystemKeyCacheClock: KeyCacheClock {
+    /// The system clock.
     public init() {}
 
     public func now() -> Double {

@@ -7,6 +7,7 @@ import Foundation
 /// "body":"<the response body as served>"}`. Keeping the body verbatim means the set is re-parsed with the
 /// same rules as a fresh download; ``KeySetFile`` reads these files too.
 public struct KeyCacheFile: Sendable, Equatable {
+    /// The value of the file's `format` member.
     public static let format = "idtoken-key-cache/1"
 
     /// The URL the body came from.
@@ -18,6 +19,7 @@ public struct KeyCacheFile: Sendable, Equatable {
     /// The response body, byte for byte.
     public let body: [UInt8]
 
+    /// A cache file for the key set `body` fetched from `url` at `fetchedAt`, usable until `expiresAt` (Unix seconds).
     public init(url: String, fetchedAt: Double, expiresAt: Double, body: [UInt8]) {
         self.url = url
         self.fetchedAt = fetchedAt

@@ -30,6 +30,7 @@ public struct KeyCachePolicy: Sendable, Equatable {
     /// source reports `keys_unavailable` rather than trust keys the provider may have withdrawn.
     public var maximumStaleness: Duration = .seconds(24 * 3600)
 
+    /// The default policy: lifetimes clamped to 5 minutes – 24 hours, one unknown-kid refetch per 30 seconds.
     public init() {}
 
     /// The lifetime of a response, in seconds, from its caching headers, clamped to the floor and ceiling.

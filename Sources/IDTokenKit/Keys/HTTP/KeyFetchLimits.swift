@@ -8,8 +8,10 @@ public struct KeyFetchLimits: Sendable, Equatable {
     /// never buffered whole.
     public var maximumBodyBytes: Int = 1 << 20
 
+    /// The default limits: 5 s to connect, 15 s in all, responses up to 1 MiB.
     public init() {}
 
+    /// Limits with the given timeouts and largest response.
     public init(connectTimeout: Duration = .seconds(5), totalTimeout: Duration = .seconds(15),
                 maximumBodyBytes: Int = 1 << 20) {
         self.connectTimeout = connectTimeout
