@@ -139,6 +139,7 @@ public struct KeyArchive: Sendable {
     /// - Parameters:
     ///   - body: a JWKS, certificate map or key cache file; it must hold at least one usable key. A cache
     ///     file is stored as the key set it holds.
+    ///   - directory: the archive directory.
     ///   - time: when the document was published (Unix seconds), usually its fetch time.
     /// - Returns: the snapshot's path. Adding the same document at the same second again changes nothing.
     @discardableResult

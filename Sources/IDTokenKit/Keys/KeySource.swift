@@ -1,6 +1,6 @@
 /// Where a verifier gets its keys.
 ///
-/// The verifier reads ``currentKeys`` on every token: it must return an immutable snapshot without waiting,
+/// The verifier reads ``currentKeys()`` on every token: it must return an immutable snapshot without waiting,
 /// locking for long, or hopping to an actor, so that a request whose key is cached never waits on anything.
 /// Only when there is no snapshot yet, or the token names a `kid` the snapshot lacks, does the verifier
 /// `await` ``keys(refreshingFor:)``.

@@ -4,6 +4,7 @@
 /// 2022 the strings `"true"` / `"false"`; any other value is refused. `real_user_status` is 0 (unsupported),
 /// 1 (unknown) or 2 (likely real). `email` is a string.
 public struct AppleClaimsRule: ClaimRule, Equatable {
+    /// The rule; it has no options.
     public init() {}
 
     public var dependsOnlyOnClaims: Bool { true }

@@ -4,9 +4,12 @@
 /// also be an array, which must contain one of them; otherwise an array is refused, because the provider always
 /// issues a single string.
 public struct AudienceRule: Sendable, Equatable {
+    /// The audiences accepted; a token is accepted when its `aud` is (or, as an array, contains) one of them.
     public var accepted: [String]
+    /// Whether `aud` may be an array (OpenID Connect allows it; Firebase, Apple and Facebook send a string).
     public var allowsArray: Bool
 
+    /// A rule accepting the audiences `accepted`.
     public init(accepted: [String], allowsArray: Bool) {
         self.accepted = accepted
         self.allowsArray = allowsArray

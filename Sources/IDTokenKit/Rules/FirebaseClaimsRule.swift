@@ -11,6 +11,7 @@ public struct FirebaseClaimsRule: ClaimRule, Equatable {
     /// nil accepts any.
     public var allowedSignInProviders: [String]?
 
+    /// A rule requiring `tenant` (when given) and one of `allowedSignInProviders` (when given).
     public init(tenant: String? = nil, allowedSignInProviders: [String]? = nil) {
         self.tenant = tenant
         self.allowedSignInProviders = allowedSignInProviders

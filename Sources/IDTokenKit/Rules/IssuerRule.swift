@@ -1,7 +1,9 @@
 /// `iss` must be a string equal to one of the pinned issuers.
 public struct IssuerRule: Sendable, Equatable {
+    /// The issuers accepted, compared byte for byte.
     public var accepted: [String]
 
+    /// A rule accepting the issuers `accepted`.
     public init(_ accepted: [String]) { self.accepted = accepted }
 
     func check(_ claims: JSONObject, profile: Profile) throws(TokenError) {

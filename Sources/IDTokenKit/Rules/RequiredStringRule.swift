@@ -1,9 +1,11 @@
 /// A claim that must be present as a non-empty string (Facebook Limited Login's `jti`).
 public struct RequiredStringRule: ClaimRule, Equatable {
+    /// The claim that must be a non-empty string.
     public var name: String { didSet { key = JSONKey(name) } }
     /// `name`, hashed once.
     private var key: JSONKey
 
+    /// A rule requiring the claim `name` to be a non-empty string.
     public init(_ name: String) {
         self.name = name
         self.key = JSONKey(name)

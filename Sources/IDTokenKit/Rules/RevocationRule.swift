@@ -1,7 +1,9 @@
 /// Refuses a token whose `auth_time` is before its user's revocation time (`revoked`).
 public struct RevocationRule: ClaimRule {
+    /// Where users' revocation times are looked up.
     public let times: any RevocationTimes
 
+    /// A rule refusing tokens whose `auth_time` precedes the user's revocation time in `times`.
     public init(_ times: any RevocationTimes) { self.times = times }
 
     public func check(_ claims: JSONObject, _ context: ClaimContext) throws(TokenError) {

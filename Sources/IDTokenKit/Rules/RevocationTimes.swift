@@ -12,8 +12,10 @@ public protocol RevocationTimes: Sendable {
 
 /// A fixed table of revocation times, by Firebase user ID.
 public struct RevocationList: RevocationTimes {
+    /// Revocation times by user ID (`sub`).
     public let times: [String: Date]
 
+    /// A list of revocation times by user ID.
     public init(_ times: [String: Date]) { self.times = times }
 
     public func revocationTime(forUser uid: String) -> Date? { times[uid] }
@@ -23,6 +25,8 @@ public struct RevocationList: RevocationTimes {
 public struct RevocationLookup: RevocationTimes {
     let lookup: @Sendable (String) -> Date?
 
+    /// Revocation times answered by `lookup`, called with a user ID on each verification that reaches the rule:
+    /// it must be fast and must not block (keep the table in memory and refresh it elsewhere).
     public init(_ lookup: @escaping @Sendable (String) -> Date?) { self.lookup = lookup }
 
     public func revocationTime(forUser uid: String) -> Date? { lookup(uid) }

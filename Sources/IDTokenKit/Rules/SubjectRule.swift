@@ -1,8 +1,10 @@
 /// `sub` must be a non-empty string, at most ``maxLength`` Unicode scalars long when a maximum is set
 /// (Firebase user IDs: 128).
 public struct SubjectRule: ClaimRule, Equatable {
+    /// The longest `sub` accepted, in characters, when there is a limit (Firebase: 128).
     public var maxLength: Int?
 
+    /// A rule requiring a non-empty `sub` of at most `maxLength` characters.
     public init(maxLength: Int? = nil) { self.maxLength = maxLength }
 
     public var dependsOnlyOnClaims: Bool { true }

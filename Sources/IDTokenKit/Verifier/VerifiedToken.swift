@@ -7,6 +7,7 @@ public struct VerifiedToken: Sendable {
     public let algorithm: JWSAlgorithm
     /// The protected header.
     public let header: JOSEHeader
+    /// All the token's claims.
     public let claims: Claims
 
     init(provider: Provider, algorithm: JWSAlgorithm, header: JOSEHeader, claims: JSONObject) {
@@ -20,6 +21,7 @@ public struct VerifiedToken: Sendable {
     public var kid: String? { header.kid }
     /// `sub`, which every profile requires to be a non-empty string.
     public var subject: String { claims.subject ?? "" }
+    /// The issuer (`iss`).
     public var issuer: String { claims.issuer ?? "" }
     /// `exp`, seconds since 1970.
     public var expiresAt: Double { claims.expiresAt ?? 0 }

@@ -51,6 +51,7 @@ public final class VerifiedTokenCache: @unchecked Sendable {
         /// Test hook: give every token the same hash, so that all of them meet in one bucket.
         var collidesForTesting = false
 
+        /// A cache of at most `capacity` verified tokens.
         public init(capacity: Int) { self.capacity = capacity }
 
         /// A cache of at most `capacity` tokens.

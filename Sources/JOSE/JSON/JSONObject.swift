@@ -4,7 +4,7 @@ import Glibc
 import Darwin
 #endif
 
-/// A JSON object read strictly (see ``JSONObject/parse(_:maxDepth:)``), holding its own UTF-8 bytes.
+/// A JSON object read strictly (see `JSONObject.parse(_:maxDepth:)`), holding its own UTF-8 bytes.
 ///
 /// Members are indexed as byte ranges by the one pass that validates the document, nested objects included;
 /// each value is decoded only when it is asked for. Nested objects are views on the same document, so reading

@@ -51,8 +51,12 @@ public final class HTTPKeySource: KeySource {
     ///   - httpClient: the client to fetch with. Without one, the source makes its own (with
     ///     ``KeyFetchLimits/connectTimeout``, redirects off, one connection attempt per fetch) and shuts it down in ``shutdown()``. A client
     ///     passed in is used as configured (its connect timeout and redirect rules) and is not shut down.
+    ///   - cachePolicy: how long fetched sets are kept, when they are refreshed, how often an unknown kid may
+    ///     trigger a refetch.
+    ///   - limits: timeouts and the largest response accepted.
     ///   - clock: the clock cache times are read from; the system clock unless a test injects one.
     ///   - cacheFilePath: a warm-start file (see ``KeyCacheFile``); a usable set in it is served at once.
+    ///   - logger: where fetches, refresh failures and stale sets are reported.
     /// - Throws: ``KeyFetchError`` `insecureURL` when the URL breaks the transport rule.
     public init(url: String, httpClient: HTTPClient? = nil, cachePolicy: KeyCachePolicy = KeyCachePolicy(),
                 limits: KeyFetchLimits = KeyFetchLimits(), clock: any KeyCacheClock = SystemKeyCacheClock(),
