@@ -137,7 +137,7 @@ public final class RedisReplayCache: SynchronousReplayCache {
 
     /// Unix seconds at the end of year 9999: later expiries are clamped, so that the milliseconds stay far
     /// inside what Redis accepts.
-    static let latestExpiry: Int64 = 253_402_300_799
+    static let latestExpiry = Int64(UnixTime.latest)
 
     func setCommand(for entry: ReplayEntry, now: Int64) -> [[UInt8]] {
         let key = Self.keyBytes(for: entry, prefix: configuration.keyPrefix)

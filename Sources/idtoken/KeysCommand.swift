@@ -115,11 +115,10 @@ struct KeysCommand: AsyncParsableCommand {
             func run() async throws {
                 var time: Double?
                 if let at {
-                    guard let parsed = UnixTime.parse(at) else {
-                        KeysCommand.fail("--at \(at) is neither Unix seconds nor ISO 8601")
+                    do { time = try UnixTime.argument(at, option: "--at") } catch {
+                        KeysCommand.fail(error.reason)
                         throw KeysCommand.usageFailure
                     }
-                    time = parsed
                 }
                 do {
                     for line in try add(time: time) { print(line) }

@@ -205,13 +205,13 @@ struct TimestampTests {
             ("1970-01-01T00:00:00Z", 0),
           ])
     func parses(_ text: String, _ seconds: Double) {
-        #expect(Timestamp.parse(text) == seconds)
+        #expect(UnixTime.parse(text) == seconds)
     }
 
     @Test("nonsense is refused", arguments: ["", "yesterday", "2026-13-01T00:00:00Z", "2025-02-29T00:00:00Z", "2026-01-01T25:00:00Z",
                                               "2026-01-01", "12.5.3", "2026-01-01T00:00:00Zjunk"])
     func refuses(_ text: String) {
-        #expect(Timestamp.parse(text) == nil)
+        #expect(UnixTime.parse(text) == nil)
     }
 
     @Test("formats UTC")
