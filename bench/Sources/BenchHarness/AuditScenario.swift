@@ -1,5 +1,6 @@
 import Foundation
 import IDTokenAudit
+import IDTokenKit
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
