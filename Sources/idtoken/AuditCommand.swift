@@ -15,8 +15,8 @@ struct AuditCommand: AsyncParsableCommand {
         commandName: "audit",
         abstract: "Verify every token in a log, in parallel, and report the verdicts and a summary.",
         discussion: """
-        Each line is a record: a bare token; a JSON object with "token" and optional "at" (Unix seconds or \
-        ISO 8601), "nonce" and "id"; or any text holding a token (the first eyJ… compact JWS, e.g. an access-log \
+        Each line is a record: a bare token; a JSON object with "token" and optional "at" (Unix seconds or an \
+        RFC 3339 time, read as --at is), "nonce" and "id"; or any text holding a token (the first eyJ… compact JWS, e.g. an access-log \
         line with "Authorization: Bearer …"; a leading ISO 8601 time or a [dd/Mon/yyyy:HH:MM:SS +zzzz] time \
         before the token is its "at"). Records without a time are judged at --at. Blank lines are skipped; \
         unreadable ones are reported as malformed. FILE may be gzip-compressed (named .gz, or recognised by its \

@@ -110,7 +110,7 @@ struct KeysCommand: AsyncParsableCommand {
 
             @Argument(help: "The archive directory (one per issuer).") var directory: String
             @Argument(help: "A JWKS, certificate-map or key cache file.") var file: String
-            @Option(help: "When the key set was published: Unix seconds or ISO 8601.") var at: String?
+            @Option(help: "When the key set was published: Unix seconds or an RFC 3339 time (without an offset, UTC).") var at: String?
 
             func run() async throws {
                 var time: Double?
