@@ -86,6 +86,8 @@ struct ConfigurationTests {
             ("{\"profiles\": [{\"provider\": \"apple\", \"appId\": [\"x\"]}]}", "\"appId\" names Facebook App IDs"),
             ("{\"profiles\": [{\"provider\": \"facebook\", \"appId\": \"x\", \"audiences\": \"y\"}]}", "not both"),
             ("{\"profiles\": [{\"provider\": \"apple\", \"audiences\": \"x\", \"nonceMode\": \"hash\"}]}", "nonceMode"),
+            ("{\"profiles\": [{\"provider\": \"apple\", \"audiences\": \"x\", \"name\": 7}]}", "\"name\" must be a non-empty string"),
+            ("{\"profiles\": [{\"provider\": \"apple\", \"audiences\": \"x\", \"keys\": 7}]}", "\"keys\" must be a string or a list"),
           ])
     func refused(_ text: String, _ reason: String) {
         #expect {

@@ -129,18 +129,14 @@ public struct AuditConfiguration: Sendable {
         do { provider = try Profile.Options.provider(named: providerName) } catch {
             throw ConfigurationError("profile \(index + 1): \(error.reason)")
         }
+        if let value = item["name"], value.string?.isEmpty != false {
+            throw ConfigurationError("profile \(index + 1): \"name\" must be a non-empty string")
+        }
         let name = item["name"]?.string ?? providerName
         let what = "profile \"\(name)\""
         try refuseUnknown(members.map(\.key), allowed: profileMembers, in: what)
 
-        func strings(_ key: String) throws(ConfigurationError) -> [String]? {
-            guard let value = item[key] else { return nil }
-            if let single = value.string { return [single] }
-            guard let list = value.array, list.allSatisfy({ $0.string != nil }) else {
-                throw ConfigurationError("\(what): \"\(key)\" must be a string or a list of strings")
-            }
-            return list.map { $0.string! }
-        }
+        func strings(_ key: String) throws(ConfigurationError) -> [String]? { try Self.strings(item, key, in: what) }
         func string(_ key: String) throws(ConfigurationError) -> String? {
             guard let value = item[key] else { return nil }
             guard let text = value.string else { throw ConfigurationError("\(what): \"\(key)\" must be a string") }
@@ -182,8 +178,7 @@ public struct AuditConfiguration: Sendable {
         let what = "profile \"\(name)\""
         let profile: Profile
         do { profile = try Profile(options: options) } catch { throw ConfigurationError("\(what): \(error.reason)") }
-        var keys: [String]
-        do { keys = try strings(item["keys"]) ?? [] } catch { throw ConfigurationError("\(what): \"keys\" must be a string or a list of strings") }
+        var keys = try strings(item, "keys", in: what) ?? []
         if keys.isEmpty {
             guard let url = profile.keysURL else {
                 throw ConfigurationError("\(what): give \"keys\" (a key file, directory or URL) or \"jwksUrl\"")
@@ -194,10 +189,13 @@ public struct AuditConfiguration: Sendable {
         return Entry(name: name, profile: profile, options: options, keys: keys)
     }
 
-    private static func strings(_ value: JSONTree?) throws(ConfigurationError) -> [String]? {
-        guard let value else { return nil }
+    /// A member that is a string or a list of strings, nil when absent.
+    private static func strings(_ item: JSONTree, _ key: String, in what: String) throws(ConfigurationError) -> [String]? {
+        guard let value = item[key] else { return nil }
         if let single = value.string { return [single] }
-        guard let list = value.array, list.allSatisfy({ $0.string != nil }) else { throw ConfigurationError("") }
+        guard let list = value.array, list.allSatisfy({ $0.string != nil }) else {
+            throw ConfigurationError("\(what): \"\(key)\" must be a string or a list of strings")
+        }
         return list.map { $0.string! }
     }
 
