@@ -94,4 +94,50 @@ struct UnixTimeTests {
             #expect(error.reason.hasSuffix("not \"soon\""))
         }
     }
+
+    @Test("RFC 3339 times with offsets and fractions read as Foundation's ISO 8601 formatter reads them")
+    func agreesWithFoundation() throws {
+        let whole = ISO8601DateFormatter()
+        whole.formatOptions = [.withInternetDateTime]
+        let fractional = ISO8601DateFormatter()
+        fractional.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        var state: UInt64 = 0x51_7CC1_B727_220A
+        func next(_ bound: UInt64) -> UInt64 {
+            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            return (state >> 11) % bound
+        }
+        for _ in 0..<3000 {
+            let time = Double(86_400 + next(UInt64(UnixTime.latest) - 2 * 86_400))
+            let minutes = Int(next(24 * 60 * 2 + 1)) - 24 * 60        // -24:00 … +24:00, then clipped to ±23:59
+            let offset = max(-(23 * 60 + 59), min(23 * 60 + 59, minutes))
+            let local = String(UnixTime.iso8601(time + Double(offset * 60)).dropLast())
+            let sign = offset < 0 ? "-" : "+"
+            let zone = offset == 0 && next(2) == 0 ? "Z" : String(format: "%@%02d:%02d", sign, abs(offset) / 60, abs(offset) % 60)
+            let millis = Int(next(1000))
+            let withFraction = next(2) == 0
+            let text = local + (withFraction ? String(format: ".%03d", millis) : "") + zone
+            let reference = try #require((withFraction ? fractional : whole).date(from: text), "\(text)").timeIntervalSince1970
+            let parsed = try #require(UnixTime.parse(text), "\(text)")
+            #expect(abs(parsed - reference) < 0.0005, "\(text)")
+            #expect(parsed.rounded(.down) == time, "\(text)")
+        }
+    }
+
+    @Test("whatever bytes it is given, the parser answers a time between 1970 and the year 9999 or nothing")
+    func arbitraryText() {
+        let pieces = ["2026", "-", "01", "T", " ", ":", "00", "59", "60", "Z", "+", "05:30", ".", ",", "9", "12", "31", "13", "0000", "9999", "x", "\u{00}", "é"]
+        var state: UInt64 = 7
+        for _ in 0..<20_000 {
+            var text = ""
+            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            var bits = state
+            for _ in 0..<Int(bits % 14) {
+                bits = bits &* 0x9E37_79B9_7F4A_7C15 &+ 1
+                text += pieces[Int((bits >> 33) % UInt64(pieces.count))]
+            }
+            if let seconds = UnixTime.parse(text) {
+                #expect(seconds >= 0 && seconds <= UnixTime.latest, "\(text)")
+            }
+        }
+    }
 }
