@@ -42,6 +42,9 @@ import Testing
         #expect(Self.lifetime(["max-age="]) == 300)
         #expect(Self.lifetime(expires: "0") == 300)
         #expect(Self.lifetime(expires: "Tue, 14 Nov 2023 00:00:00 GMT") == 300, "already expired")
+        // A date that does not exist is not a date (the civil-time check shared with UnixTime.parse).
+        #expect(Self.lifetime(expires: "Thu, 30 Feb 2023 00:13:20 GMT", date: "Wed, 01 Feb 2023 00:00:00 GMT") == 300)
+        #expect(Self.lifetime(expires: "Wed, 15 Nov 2023 -1:13:20 GMT") == 300)
     }
 
     @Test func theCeilingAndTheDefault() {
