@@ -45,6 +45,11 @@ struct JSONTextTests {
         out = []
         Hex.appendLowercase(all, to: &out)
         #expect(String(decoding: out, as: UTF8.self) == all.map { String(format: "%02x", $0) }.joined())
+        // The digest path (four bytes at a time, then the same digits for the rest) agrees at every length.
+        for length in 0...13 {
+            let bytes = Array(all.reversed().prefix(length))
+            #expect(bytes.lowercaseHex == bytes.map { String(format: "%02x", $0) }.joined(), "length \(length)")
+        }
         #expect(JSONText.quoted("a\u{01}\u{1F}\u{7F}\"") == "\"a\\u0001\\u001f\\u007f\\\"\"")
         #expect(JSONText.object([("k", JSONText.optional(nil)), ("s", JSONText.optional("v"))]) == "{\"k\":null,\"s\":\"v\"}")
     }
