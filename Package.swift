@@ -109,6 +109,9 @@ let package = Package(
             dependencies: ["IDTokenKitRedis", "replay-probe", "TestSupport", .product(name: "Logging", package: "swift-log")]
         ),
         .testTarget(name: "IDTokenAuditTests", dependencies: ["IDTokenAudit"]),
+        // The command line's option group, against Profile(options:) and the audit configuration file.
+        .testTarget(name: "idtokenTests", dependencies: ["idtoken", "IDTokenKit", "IDTokenAudit",
+                                                        .product(name: "ArgumentParser", package: "swift-argument-parser")]),
     ],
     swiftLanguageModes: [.v6]
 )

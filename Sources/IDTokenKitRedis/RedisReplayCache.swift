@@ -122,23 +122,15 @@ public final class RedisReplayCache: SynchronousReplayCache {
     static func keyBytes(for entry: ReplayEntry, prefix: String) -> [UInt8] {
         var key = Array(prefix.utf8)
         key.reserveCapacity(key.count + 32 + 1 + 2 * entry.tokenDigest.count)
-        appendHex(SHA256.hash(Array(entry.issuer.utf8)).prefix(16), to: &key)
+        Hex.appendLowercase(SHA256.hash(Array(entry.issuer.utf8)).prefix(16), to: &key)
         key.append(UInt8(ascii: ":"))
-        appendHex(entry.tokenDigest, to: &key)
+        Hex.appendLowercase(entry.tokenDigest, to: &key)
         return key
-    }
-
-    private static func appendHex(_ bytes: some Sequence<UInt8>, to output: inout [UInt8]) {
-        let digits = Array("0123456789abcdef".utf8)
-        for byte in bytes {
-            output.append(digits[Int(byte >> 4)])
-            output.append(digits[Int(byte & 0x0F)])
-        }
     }
 
     /// Unix seconds at the end of year 9999: later expiries are clamped, so that the milliseconds stay far
     /// inside what Redis accepts.
-    static let latestExpiry: Int64 = 253_402_300_799
+    static let latestExpiry = Int64(UnixTime.latest)
 
     func setCommand(for entry: ReplayEntry, now: Int64) -> [[UInt8]] {
         let key = Self.keyBytes(for: entry, prefix: configuration.keyPrefix)

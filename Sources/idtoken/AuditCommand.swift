@@ -15,8 +15,8 @@ struct AuditCommand: AsyncParsableCommand {
         commandName: "audit",
         abstract: "Verify every token in a log, in parallel, and report the verdicts and a summary.",
         discussion: """
-        Each line is a record: a bare token; a JSON object with "token" and optional "at" (Unix seconds or \
-        ISO 8601), "nonce" and "id"; or any text holding a token (the first eyJ… compact JWS, e.g. an access-log \
+        Each line is a record: a bare token; a JSON object with "token" and optional "at" (Unix seconds or an \
+        RFC 3339 time, read as --at is), "nonce" and "id"; or any text holding a token (the first eyJ… compact JWS, e.g. an access-log \
         line with "Authorization: Bearer …"; a leading ISO 8601 time or a [dd/Mon/yyyy:HH:MM:SS +zzzz] time \
         before the token is its "at"). Records without a time are judged at --at. Blank lines are skipped; \
         unreadable ones are reported as malformed. FILE may be gzip-compressed (named .gz, or recognised by its \
@@ -34,11 +34,10 @@ struct AuditCommand: AsyncParsableCommand {
 
     @Argument(help: "The log: a file, a .gz file, or - for standard input.") var input: String
 
-    @Option(help: "firebase, firebase-session, apple, facebook or oidc (not with --config).") var provider: String?
-    @OptionGroup var policy: AuditPolicyOptions
+    @OptionGroup var policy: ProfileOptions
     @Option(name: .customLong("keys"), help: "A JWKS or kid → certificate map file, a key archive directory, or a URL. Repeatable; default: the provider's key URL.")
     var keys: [String] = []
-    @Option(help: "The time for records that carry none: Unix seconds or ISO 8601 (default: now).") var at: String?
+    @Option(help: "The time for records that carry none: Unix seconds or an RFC 3339 time (a space may replace the T; without an offset, UTC) (default: now).") var at: String?
     @Option(help: "Verification threads (default: all cores).") var threads: Int?
     @Option(help: "Write the per-record output to this file instead of standard output.") var output: String?
     @Option(help: "ndjson (default) or csv.") var format: String = "ndjson"
@@ -63,17 +62,15 @@ struct AuditCommand: AsyncParsableCommand {
         if let threads, threads < 1 { throw Self.fail("--threads must be at least 1", Self.usageFailure) }
         if replay && replayStore != nil { throw Self.fail("use --replay or --replay-store, not both", Self.usageFailure) }
 
-        let (judge, configuredAt) = try await buildJudge()
-        var time = Date().timeIntervalSince1970
+        // Every option and the input are checked before any key is fetched: a mistake exits 2 without network.
+        var commandLineAt: Double?
         if let text = at {
-            guard let seconds = Timestamp.parse(text) else {
-                throw Self.fail("--at must be Unix seconds or ISO 8601 (2026-01-01T00:00:00Z), not \(text)", Self.usageFailure)
+            do { commandLineAt = try UnixTime.argument(text, option: "--at") } catch {
+                throw Self.fail(error.reason, Self.usageFailure)
             }
-            time = seconds
-        } else if let configuredAt {
-            time = configuredAt
         }
-        let replayDetector = try makeReplayDetector()
+        let (plan, configuredAt) = try profilePlan()
+        let time = commandLineAt ?? configuredAt ?? Date().timeIntervalSince1970
 
         let source: any ByteSource
         do {
@@ -87,6 +84,8 @@ struct AuditCommand: AsyncParsableCommand {
         do { sink = try output.map { try FileSink(path: $0) } ?? FileSink(handle: .standardOutput) } catch {
             throw Self.fail("\(error)", Self.usageFailure)
         }
+        let replayDetector = try makeReplayDetector()
+        let judge = try await buildJudge(plan)
         let options = AuditOptions(threads: threads ?? ProcessInfo.processInfo.activeProcessorCount, defaultTime: time,
                                    defaultNonce: policy.nonce ?? policy.nonceExact, maxLineBytes: maxLineBytes,
                                    cacheCapacity: verdictCache, format: outputFormat)
@@ -140,36 +139,36 @@ struct AuditCommand: AsyncParsableCommand {
 
     // MARK: Profiles and keys
 
-    private func buildJudge() async throws -> (ProfileJudge, Double?) {
+    /// The profiles to judge with and where their keys are, from --config or the policy options, and the
+    /// configuration's time; nothing is fetched yet.
+    private func profilePlan() throws -> ([(name: String?, profile: Profile, keys: [String])], Double?) {
         if let config {
-            guard provider == nil else { throw Self.fail("--config holds the profiles; do not give --provider as well", Self.usageFailure) }
+            guard policy.provider == nil else { throw Self.fail("--config holds the profiles; do not give --provider as well", Self.usageFailure) }
             guard keys.isEmpty else { throw Self.fail("--config names each profile's keys; do not give --keys as well", Self.usageFailure) }
+            guard !policy.shapesProfile else {
+                throw Self.fail("--config holds the profiles' options; of the policy options only --nonce or --nonce-exact may be given with it", Self.usageFailure)
+            }
             let configuration: AuditConfiguration
             do { configuration = try AuditConfiguration.load(path: config) } catch {
                 throw Self.fail(error.reason, Self.usageFailure)
             }
-            var profiles: [AuditProfile] = []
-            for entry in configuration.profiles {
-                let keySet = try await Self.loadKeys(entry.keys, profile: entry.profile)
-                do { profiles.append(try AuditProfile(name: entry.name, profile: entry.profile, keys: keySet)) } catch {
-                    throw Self.fail("profile \"\(entry.name)\": \(error.reason)", Self.usageFailure)
-                }
+            return (configuration.profiles.map { (name: $0.name, profile: $0.profile, keys: $0.keys) }, configuration.at)
+        }
+        do { return ([(name: nil, profile: try policy.profile(), keys: keys)], nil) } catch {
+            throw Self.fail(error.reason + " (or give --config)", Self.usageFailure)
+        }
+    }
+
+    /// Fetches or reads each profile's keys and builds the judge.
+    private func buildJudge(_ plan: [(name: String?, profile: Profile, keys: [String])]) async throws -> ProfileJudge {
+        var profiles: [AuditProfile] = []
+        for entry in plan {
+            let keySet = try await Self.loadKeys(entry.keys, profile: entry.profile)
+            do { profiles.append(try AuditProfile(name: entry.name, profile: entry.profile, keys: keySet)) } catch {
+                throw Self.fail((entry.name.map { "profile \"\($0)\": " } ?? "") + error.reason, Self.usageFailure)
             }
-            do { return (try ProfileJudge(profiles: profiles, nonceMode: policy.nonceMode), configuration.at) } catch {
-                throw Self.fail(error.reason, Self.usageFailure)
-            }
         }
-        guard let provider else {
-            throw Self.fail("give --provider (firebase, firebase-session, apple, facebook, oidc) or --config", Self.usageFailure)
-        }
-        let profile: Profile
-        do { profile = try policy.profile(provider: provider) } catch {
-            throw Self.fail(error.reason, Self.usageFailure)
-        }
-        let keySet = try await Self.loadKeys(keys, profile: profile)
-        do {
-            return (try ProfileJudge(profiles: [try AuditProfile(profile: profile, keys: keySet)], nonceMode: policy.nonceMode), nil)
-        } catch {
+        do { return try ProfileJudge(profiles: profiles, nonceMode: policy.nonceMode) } catch {
             throw Self.fail(error.reason, Self.usageFailure)
         }
     }

@@ -110,16 +110,15 @@ struct KeysCommand: AsyncParsableCommand {
 
             @Argument(help: "The archive directory (one per issuer).") var directory: String
             @Argument(help: "A JWKS, certificate-map or key cache file.") var file: String
-            @Option(help: "When the key set was published: Unix seconds or ISO 8601.") var at: String?
+            @Option(help: "When the key set was published: Unix seconds or an RFC 3339 time (without an offset, UTC).") var at: String?
 
             func run() async throws {
                 var time: Double?
                 if let at {
-                    guard let parsed = UnixTime.parse(at) else {
-                        KeysCommand.fail("--at \(at) is neither Unix seconds nor ISO 8601")
+                    do { time = try UnixTime.argument(at, option: "--at") } catch {
+                        KeysCommand.fail(error.reason)
                         throw KeysCommand.usageFailure
                     }
-                    time = parsed
                 }
                 do {
                     for line in try add(time: time) { print(line) }

@@ -19,22 +19,29 @@ struct VerifyCommand: AsyncParsableCommand {
     @Argument(help: "The token, or - to read it from standard input.")
     var token: String
 
-    @OptionGroup var policy: PolicyOptions
+    @OptionGroup var policy: ProfileOptions
     @OptionGroup var keyOptions: KeyOptions
 
-    @Option(name: .long, help: "Time of verification: Unix seconds or ISO 8601 (default: now).")
-    var at: TimeArgument?
+    @Option(name: .long, help: "Time of verification: Unix seconds or an RFC 3339 time (a space may replace the T; without an offset, UTC) (default: now).")
+    var at: String?
 
     @Flag(name: .long, help: "Print one JSON object.")
     var json = false
 
     func run() async throws {
-        let text = try readToken()
-        let now = at?.date ?? Date()
+        // Every input and option is checked before a key source is built, which may fetch over the network.
+        let now: Date
         let profile: Profile
+        do throws(ConfigurationError) {
+            if let at { now = Date(timeIntervalSince1970: try UnixTime.argument(at, option: "--at")) } else { now = Date() }
+            profile = try policy.profile()
+        } catch {
+            fail(code: "usage", message: error.reason)
+            throw ExitStatus.usage.exitCode
+        }
+        let text = try readToken()
         let verifier: IDTokenVerifier
         do {
-            profile = try policy.profile()
             verifier = try IDTokenVerifier(profile: profile, keys: try keyOptions.keySource(for: profile))
         } catch let error as UsageError {
             fail(code: "usage", message: error.description)
@@ -89,7 +96,7 @@ struct VerifyCommand: AsyncParsableCommand {
         if json {
             print(JSONText.object([
                 ("valid", "false"),
-                ("provider", JSONText.quoted(policy.provider.rawValue)),
+                ("provider", JSONText.optional(policy.provider)),
                 ("error", JSONText.object([
                     ("code", JSONText.quoted(error.code.rawValue)),
                     ("message", JSONText.quoted(error.message)),

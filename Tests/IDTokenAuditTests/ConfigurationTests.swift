@@ -81,7 +81,13 @@ struct ConfigurationTests {
             ("{\"profiles\": [{\"provider\": \"apple\", \"audiences\": [\"x\"], \"leeway\": 999}]}", "leeway"),
             ("{\"profiles\": [{\"provider\": \"oidc\", \"issuers\": [\"i\"], \"audiences\": [\"a\"], \"algorithms\": [\"HS256\"]}]}", "algorithm"),
             ("{\"profiles\": [{\"provider\": \"oidc\", \"issuers\": [\"i\"], \"audiences\": [\"a\"]}]}", "keys"),
-            ("{\"at\": \"soon\", \"profiles\": [{\"provider\": \"apple\", \"audiences\": [\"x\"]}]}", "at"),
+            ("{\"at\": \"soon\", \"profiles\": [{\"provider\": \"apple\", \"audiences\": [\"x\"]}]}", "\"at\" must be Unix seconds or an RFC 3339 time"),
+            ("{\"at\": 1e30, \"profiles\": [{\"provider\": \"apple\", \"audiences\": [\"x\"]}]}", "\"at\" must be Unix seconds"),
+            ("{\"profiles\": [{\"provider\": \"apple\", \"appId\": [\"x\"]}]}", "\"appId\" names Facebook App IDs"),
+            ("{\"profiles\": [{\"provider\": \"facebook\", \"appId\": \"x\", \"audiences\": \"y\"}]}", "not both"),
+            ("{\"profiles\": [{\"provider\": \"apple\", \"audiences\": \"x\", \"nonceMode\": \"hash\"}]}", "nonceMode"),
+            ("{\"profiles\": [{\"provider\": \"apple\", \"audiences\": \"x\", \"name\": 7}]}", "\"name\" must be a non-empty string"),
+            ("{\"profiles\": [{\"provider\": \"apple\", \"audiences\": \"x\", \"keys\": 7}]}", "\"keys\" must be a string or a list"),
           ])
     func refused(_ text: String, _ reason: String) {
         #expect {
@@ -89,6 +95,34 @@ struct ConfigurationTests {
         } throws: { error in
             (error as? ConfigurationError)?.reason.contains(reason) == true
         }
+    }
+
+    @Test("a top-level serve object is kept as read for idtoken serve; other unknown members are refused by name")
+    func serve() throws {
+        let text = """
+        {"serve": {"listen": "127.0.0.1:8080", "routes": [{"path": "/verify", "profile": "apple"}]},
+         "profiles": [{"provider": "apple", "audiences": "x", "keys": "k.json"}]}
+        """
+        let configuration = try AuditConfiguration.parse(Array(text.utf8), baseDirectory: "/base")
+        let serve = try #require(configuration.serve)
+        #expect(serve["listen"]?.string == "127.0.0.1:8080")
+        #expect(serve["routes"]?.array?.first?["profile"]?.string == "apple")
+        #expect(try AuditConfiguration.parse(Array(#"{"profiles":[{"provider":"apple","audiences":"x","keys":"k"}]}"#.utf8), baseDirectory: "/").serve == nil)
+        for (bad, reason) in [(#"{"serve": [], "profiles": [{"provider": "apple", "audiences": "x", "keys": "k"}]}"#, "\"serve\" must be a JSON object"),
+                              (#"{"serv": {}, "profiles": [{"provider": "apple", "audiences": "x", "keys": "k"}]}"#, "unknown member \"serv\"")] {
+            #expect { _ = try AuditConfiguration.parse(Array(bad.utf8), baseDirectory: "/") } throws: { error in
+                (error as? ConfigurationError)?.reason.contains(reason) == true
+            }
+        }
+    }
+
+    @Test("the configuration's at is read by the one time parser", arguments: [
+        ("\"2026-01-01T12:00:00Z\"", 1_767_268_800.0), ("\"2026-01-01 12:00:00\"", 1_767_268_800), ("1767268800", 1_767_268_800),
+    ])
+    func at(_ json: String, _ seconds: Double) throws {
+        let text = "{\"at\": \(json), \"profiles\": [{\"provider\": \"apple\", \"audiences\": \"x\", \"keys\": \"k\"}]}"
+        #expect(try AuditConfiguration.parse(Array(text.utf8), baseDirectory: "/").at == seconds)
+        #expect(try AuditConfiguration.parse(Array(text.utf8), baseDirectory: "/").at == UnixTime.parse("2026-01-01 12:00:00"))
     }
 
     @Test("two profiles that accept the same issuer are refused")

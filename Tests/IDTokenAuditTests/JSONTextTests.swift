@@ -1,3 +1,5 @@
+import Foundation
+import JOSE
 @testable import IDTokenAudit
 import IDTokenKit
 import Testing
@@ -32,5 +34,23 @@ struct JSONTextTests {
         var out: [UInt8] = []
         JSONText.appendPlainString(text, to: &out)
         #expect(String(decoding: out, as: UTF8.self) == JSONText.quoted(text))
+    }
+
+    @Test("one hex writer: replay keys' digits and JSON's \\u escapes, checked against the reference")
+    func hex() {
+        var out: [UInt8] = []
+        Hex.appendLowercase([0x00, 0x0F, 0x10, 0x7F, 0xA5, 0xFF], to: &out)
+        #expect(String(decoding: out, as: UTF8.self) == "000f107fa5ff")
+        let all = (0...255).map { UInt8($0) }
+        out = []
+        Hex.appendLowercase(all, to: &out)
+        #expect(String(decoding: out, as: UTF8.self) == all.map { String(format: "%02x", $0) }.joined())
+        // The digest path (four bytes at a time, then the same digits for the rest) agrees at every length.
+        for length in 0...13 {
+            let bytes = Array(all.reversed().prefix(length))
+            #expect(bytes.lowercaseHex == bytes.map { String(format: "%02x", $0) }.joined(), "length \(length)")
+        }
+        #expect(JSONText.quoted("a\u{01}\u{1F}\u{7F}\"") == "\"a\\u0001\\u001f\\u007f\\\"\"")
+        #expect(JSONText.object([("k", JSONText.optional(nil)), ("s", JSONText.optional("v"))]) == "{\"k\":null,\"s\":\"v\"}")
     }
 }

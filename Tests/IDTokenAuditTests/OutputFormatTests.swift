@@ -49,6 +49,21 @@ struct OutputFormatTests {
         #expect(rows[2][11] == message)
     }
 
+    @Test("a record's at is written in whole seconds, in NDJSON and CSV, and so is the time in messages")
+    func wholeSeconds() throws {
+        let (token, claims) = try #require(try Sample.validTokens()["apple"])
+        let exp = Double(try #require(claims["exp"] as? Int))
+        let log = "{\"token\":\"\(token)\",\"at\":\"\(UnixTime.iso8601(exp + 3600).dropLast()).794Z\"}\n{\"token\":\"\(token)\",\"at\":\(Int(exp) + 3600).5}"
+        for format in [OutputFormat.ndjson, .csv] {
+            let run = try AuditRun(Array(log.utf8), judge: try Sample.judge(), format: format)
+            #expect(run.results.count == 2)
+            #expect(run.results.allSatisfy { $0.error?.code == .expired }, "\(run.output)")
+            #expect(!run.output.contains(".794") && !run.output.contains("00.5"), "\(run.output)")
+            #expect(run.output.contains(format == .csv ? ",\(Int(exp) + 3600)," : "\"at\":\(Int(exp) + 3600),"))
+            #expect(run.results.allSatisfy { $0.error?.message.contains("\(Int(exp) + 3600) (") == true })
+        }
+    }
+
     @Test("NDJSON: one JSON object a line with the DESIGN fields first, in order")
     func ndjson() throws {
         let run = try AuditRun(try Sample.bytes(Sample.log), judge: try Sample.judge())

@@ -193,30 +193,3 @@ struct RecordExtractorTests {
         #expect(record.problem?.code == .malformed)
     }
 }
-
-@Suite("Reading times")
-struct TimestampTests {
-    @Test("Unix seconds and ISO 8601 forms",
-          arguments: [
-            ("1767225600", 1_767_225_600.0), ("1767225600.25", 1_767_225_600.25),
-            ("2026-01-01T00:00:00Z", 1_767_225_600), ("2026-01-01T00:00:00.5Z", 1_767_225_600.5),
-            ("2026-01-01T02:30:00+02:30", 1_767_225_600), ("2025-12-31T19:00:00-0500", 1_767_225_600),
-            ("2026-01-01 00:00:00", 1_767_225_600), ("2024-02-29T12:00:00Z", 1_709_208_000),
-            ("1970-01-01T00:00:00Z", 0),
-          ])
-    func parses(_ text: String, _ seconds: Double) {
-        #expect(Timestamp.parse(text) == seconds)
-    }
-
-    @Test("nonsense is refused", arguments: ["", "yesterday", "2026-13-01T00:00:00Z", "2025-02-29T00:00:00Z", "2026-01-01T25:00:00Z",
-                                              "2026-01-01", "12.5.3", "2026-01-01T00:00:00Zjunk"])
-    func refuses(_ text: String) {
-        #expect(Timestamp.parse(text) == nil)
-    }
-
-    @Test("formats UTC")
-    func formats() {
-        #expect(UnixTime.iso8601(1_767_225_600) == "2026-01-01T00:00:00Z")
-        #expect(UnixTime.iso8601(951_782_400) == "2000-02-29T00:00:00Z")
-    }
-}

@@ -42,6 +42,9 @@ import Testing
         #expect(Self.lifetime(["max-age="]) == 300)
         #expect(Self.lifetime(expires: "0") == 300)
         #expect(Self.lifetime(expires: "Tue, 14 Nov 2023 00:00:00 GMT") == 300, "already expired")
+        // A date that does not exist is not a date (the civil-time check shared with UnixTime.parse).
+        #expect(Self.lifetime(expires: "Thu, 30 Feb 2023 00:13:20 GMT", date: "Wed, 01 Feb 2023 00:00:00 GMT") == 300)
+        #expect(Self.lifetime(expires: "Wed, 15 Nov 2023 -1:13:20 GMT") == 300)
     }
 
     @Test func theCeilingAndTheDefault() {
@@ -61,7 +64,9 @@ import Testing
         #expect(UnixTime.parse("2023-11-15T00:13:20+02:00") == Self.now)
         #expect(UnixTime.parse("2023-11-14T22:13:20.5Z") == Self.now + 0.5)
         #expect(UnixTime.parse("1700000000") == Self.now)
-        for bad in ["", "2023-11-14", "2023-13-01T00:00:00Z", "2023-11-14T25:00:00Z", "yesterday", "1e9", "2023-11-14T22:13:20"] {
+        #expect(UnixTime.parse("2023-11-14T22:13:20") == Self.now)
+        #expect(UnixTime.parse("2023-11-14 22:13:20") == Self.now)
+        for bad in ["", "2023-11-14", "2023-13-01T00:00:00Z", "2023-11-14T25:00:00Z", "yesterday", "1e9", "-1", "2023-11-14T22:13:20Zjunk"] {
             #expect(UnixTime.parse(bad) == nil, "\(bad)")
         }
     }

@@ -73,6 +73,17 @@ def check_exit_statuses(binary):
             (["verify", "a.b.c", "--provider", "nobody", "--audience", "x", "--keys", keys], 2, "unknown provider"),
             (["verify", "a.b.c", "--provider", "apple", "--audience", "x", "--keys", empty], 3, "no keys at all"),
             (["verify", "a.b.c", "--provider", "apple", "--audience", "x", "--keys", keys], 1, "a malformed token"),
+            # Options and inputs are checked before any key is fetched: without --keys these would fetch Apple's
+            # keys (and exit 3 with no network) if the check came later.
+            (["verify", well_formed, "--provider", "apple", "--audience", "x", "--at", "soon"], 2, "bad --at, before any fetch"),
+            (["verify", well_formed, "--provider", "apple", "--audience", "x", "--algorithm", "HS256"], 2, "HMAC algorithm, before any fetch"),
+            (["audit", "/no/such/file", "--provider", "apple", "--audience", "x"], 2, "audit of a missing log, before any fetch"),
+            (["audit", os.devnull, "--provider", "apple", "--audience", "x", "--at", "soon"], 2, "audit with a bad --at, before any fetch"),
+            (["audit", os.devnull, "--provider", "apple", "--audience", "x", "--leeway", "301"], 2, "audit with leeway 301, before any fetch"),
+            (["verify", "a.b.c", "--provider", "facebook", "--audience", "1", "--audience", "2", "--keys", keys], 1,
+             "verify takes a production and a test Facebook App ID"),
+            (["audit", os.devnull, "--provider", "facebook", "--audience", "1", "--audience", "2", "--keys", keys], 0,
+             "audit takes a production and a test Facebook App ID"),
             (["nonce", "--length", "8"], 2, "nonce too short"),
             (["nonce", "--length", "40"], 0, "nonce"),
         ]
@@ -83,6 +94,35 @@ def check_exit_statuses(binary):
                 failures += 1
                 print(f"FAIL exit status for {label}: {status}, expected {want}", file=sys.stderr)
         return failures
+
+
+def check_same_time(binary):
+    """`verify --at` and `audit --at` read a time the same way, also RFC 3339 with a space and no offset (UTC)."""
+    import datetime
+    with open(os.path.join(VECTORS, "generated", "facebook.json")) as f:
+        cases = {c["id"]: c for c in json.load(f)["cases"]}
+    failures = 0
+    for case_id in ("facebook/valid", "facebook/exp-boundary-plus-1"):
+        case = cases[case_id]
+        for delta in (0, 3 * 3600, -3600):
+            at = datetime.datetime.fromtimestamp(case["at"] + delta, datetime.timezone.utc).strftime("%Y-%m-%d %H:%M:%S")
+            args = arguments(case)
+            args[args.index("--at") + 1] = at
+            verify = subprocess.run([binary] + args, capture_output=True, text=True)
+            audit = subprocess.run([binary, "audit", "-", "--provider", "facebook", "--audience", case["profile"]["app_id"],
+                                    "--keys", os.path.join(VECTORS, case["keys"]), "--at", at],
+                                   input=case["token"] + "\n", capture_output=True, text=True)
+            try:
+                verdict = json.loads(verify.stdout)
+                record = json.loads(audit.stdout.splitlines()[0])
+                same = verdict["valid"] == record["valid"] and (verdict["valid"] or verdict["error"]["code"] == record["error"])
+            except (ValueError, KeyError, IndexError) as error:
+                same = False
+                print(f"FAIL --at {at!r}: unreadable output ({error}) {verify.stderr[:200]!r} {audit.stderr[:200]!r}", file=sys.stderr)
+            if not same:
+                failures += 1
+                print(f"FAIL {case_id} --at {at!r}: verify and audit disagree", file=sys.stderr)
+    return failures
 
 
 def main():
@@ -116,7 +156,9 @@ def main():
     print(f"check_cli: idtoken verify --json reproduced {total - failures} of {total} verdicts")
     status_failures = check_exit_statuses(binary)
     print(f"check_cli: exit statuses for usage, configuration and key errors: {status_failures} wrong")
-    return 1 if failures or status_failures or total == 0 else 0
+    time_failures = check_same_time(binary)
+    print(f"check_cli: verify --at and audit --at agree on \"YYYY-MM-DD HH:MM:SS\": {time_failures} wrong")
+    return 1 if failures or status_failures or time_failures or total == 0 else 0
 
 
 if __name__ == "__main__":

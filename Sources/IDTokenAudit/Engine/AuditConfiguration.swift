@@ -18,19 +18,24 @@ import IDTokenKit
 /// }
 /// ```
 ///
-/// Members of a profile: `provider` (required: `firebase`, `firebase-session`, `apple`, `facebook`, `oidc`),
-/// `name` (default: the provider; must be unique), `projectId` (Firebase), `tenant` and
-/// `allowedSignInProviders` (Firebase), `audiences` (Apple client IDs, the Facebook App ID — `appId` also works —,
-/// OIDC audiences; a string or a list), `issuers` (OIDC; extra issuers for Facebook), `algorithms` (OIDC),
-/// `leeway` (seconds, 0–300), `keys` (a key file, a directory of key files, or a URL; a string or a list;
-/// relative paths are relative to the configuration file; default: the provider's published keys URL) and
-/// `jwksUrl` (OIDC). Top level: `profiles` (required), `at` (the time for records without one, Unix seconds or
-/// ISO 8601; `--at` wins), `leeway` (the default for every profile). Unknown members are refused, so that a
+/// Members of a profile map one to one onto ``Profile/Options`` (DESIGN §7), so a profile here is built, checked and
+/// refused exactly as the same options on `idtoken verify` or `idtoken audit` are: `provider` (required:
+/// `firebase`, `firebase-session`, `apple`, `facebook`, `oidc`), `projectId`, `tenant`, `allowedSignInProviders`
+/// (Firebase), `audiences` (Apple client IDs, Facebook App IDs — `appId` also works; an app's production and
+/// test App IDs may both be given —, OIDC audiences; a string or a list), `issuers` (OIDC; extra issuers for
+/// Facebook), `algorithms`, `jwksUrl`, `leeway` (seconds, 0–300) and `nonceMode` (`sha256Hex` or `exact`); and,
+/// for the audit itself, `name` (default: the provider; must be unique) and `keys` (a key file, a directory of key
+/// files, or a URL; a string or a list; relative paths are relative to the configuration file; default: the
+/// profile's keys URL). Top level: `profiles` (required), `at` (the time for records without one, read by
+/// ``UnixTime/parse(_:)``; `--at` wins), `leeway` (the default for every profile) and `serve` (settings of
+/// `idtoken serve`, kept as read and not interpreted by the audit). Unknown members are refused by name, so that a
 /// misspelt option is not silently ignored.
 public struct AuditConfiguration: Sendable {
     public struct Entry: Sendable {
         public let name: String
         public let profile: Profile
+        /// The options the profile was built from.
+        public let options: Profile.Options
         /// Key files, directories or URLs, paths already resolved against the configuration's directory.
         public let keys: [String]
     }
@@ -38,6 +43,8 @@ public struct AuditConfiguration: Sendable {
     public let profiles: [Entry]
     /// The time for records that carry none, when the file sets one.
     public let at: Double?
+    /// The top-level `serve` object as read, for `idtoken serve`; the audit does not interpret it.
+    public let serve: JSONTree?
 
     /// A judge for these profiles with keys read from files and directories (``KeyFiles``). A profile whose
     /// keys are a URL needs them fetched first: build its ``AuditProfile`` with the fetched set instead.
@@ -71,18 +78,27 @@ public struct AuditConfiguration: Sendable {
     /// Reads a configuration from JSON text; relative key paths are resolved against `baseDirectory`.
     public static func parse(_ bytes: [UInt8], baseDirectory: String) throws(ConfigurationError) -> AuditConfiguration {
         let tree: JSONTree
-        do { tree = try JSONTree.parse(bytes, maxDepth: 8) } catch { throw ConfigurationError("not valid JSON: \(error)") }
+        do { tree = try JSONTree.parse(bytes, maxDepth: 32) } catch { throw ConfigurationError("not valid JSON: \(error)") }
         guard let top = tree.objectMembers else { throw ConfigurationError("the configuration must be a JSON object") }
-        try refuseUnknown(top.map(\.key), allowed: ["profiles", "at", "leeway"], in: "the configuration")
+        try refuseUnknown(top.map(\.key), allowed: ["profiles", "at", "leeway", "serve"], in: "the configuration")
         var at: Double?
         if let value = tree["at"] {
-            at = value.double ?? value.string.flatMap(Timestamp.parse)
-            guard at != nil else { throw ConfigurationError("\"at\" must be Unix seconds or an ISO 8601 time") }
+            if let text = value.string {
+                at = try UnixTime.argument(text, option: "\"at\"")
+            } else {
+                at = value.double.flatMap(UnixTime.plausible)
+                guard at != nil else { throw ConfigurationError("\"at\" must be Unix seconds (1970 to the year 9999) or an RFC 3339 time") }
+            }
         }
         var defaultLeeway: Int?
         if let value = tree["leeway"] {
-            guard let seconds = value.int64 else { throw ConfigurationError("\"leeway\" must be a whole number of seconds") }
-            defaultLeeway = Int(seconds)
+            guard let seconds = value.int64, let whole = Int(exactly: seconds) else { throw ConfigurationError("\"leeway\" must be a whole number of seconds") }
+            defaultLeeway = whole
+        }
+        var serve: JSONTree?
+        if let value = tree["serve"] {
+            guard value.objectMembers != nil else { throw ConfigurationError("\"serve\" must be a JSON object") }
+            serve = value
         }
         guard let list = tree["profiles"]?.array, !list.isEmpty else {
             throw ConfigurationError("\"profiles\" must be a non-empty list of profiles")
@@ -95,78 +111,74 @@ public struct AuditConfiguration: Sendable {
             }
             entries.append(entry)
         }
-        return AuditConfiguration(profiles: entries, at: at)
+        return AuditConfiguration(profiles: entries, at: at, serve: serve)
     }
 
-    private static func profile(_ item: JSONTree, index: Int, defaultLeeway: Int?, baseDirectory: String) throws(ConfigurationError) -> Entry {
+    /// The members of a profile that are ``Profile/Options``, and the audit's own (`name`, `keys`).
+    static let profileMembers = ["provider", "name", "projectId", "tenant", "allowedSignInProviders", "audiences", "appId",
+                                 "issuers", "algorithms", "jwksUrl", "leeway", "nonceMode", "keys"]
+
+    /// The options a profile object holds, checked member by member; ``Profile/init(options:revocation:)`` checks
+    /// how they fit together.
+    static func options(_ item: JSONTree, index: Int, defaultLeeway: Int?) throws(ConfigurationError) -> (name: String, options: Profile.Options) {
         guard let members = item.objectMembers else { throw ConfigurationError("profile \(index + 1) must be a JSON object") }
-        let allowed = ["provider", "name", "projectId", "tenant", "allowedSignInProviders", "audiences", "appId", "issuers",
-                       "algorithms", "leeway", "keys", "jwksUrl"]
         guard let providerName = item["provider"]?.string else {
-            throw ConfigurationError("profile \(index + 1) has no \"provider\" (firebase, firebase-session, apple, facebook or oidc)")
+            throw ConfigurationError("profile \(index + 1) has no \"provider\" (\(Profile.Options.providerNames))")
         }
-        guard let provider = Provider(rawValue: providerName) else {
-            throw ConfigurationError("profile \(index + 1): unknown provider \"\(providerName)\" (firebase, firebase-session, apple, facebook or oidc)")
+        let provider: Provider
+        do { provider = try Profile.Options.provider(named: providerName) } catch {
+            throw ConfigurationError("profile \(index + 1): \(error.reason)")
+        }
+        if let value = item["name"], value.string?.isEmpty != false {
+            throw ConfigurationError("profile \(index + 1): \"name\" must be a non-empty string")
         }
         let name = item["name"]?.string ?? providerName
         let what = "profile \"\(name)\""
-        try refuseUnknown(members.map(\.key), allowed: allowed, in: what)
+        try refuseUnknown(members.map(\.key), allowed: profileMembers, in: what)
 
-        func strings(_ key: String) throws(ConfigurationError) -> [String]? {
+        func strings(_ key: String) throws(ConfigurationError) -> [String]? { try Self.strings(item, key, in: what) }
+        func string(_ key: String) throws(ConfigurationError) -> String? {
             guard let value = item[key] else { return nil }
-            if let single = value.string { return [single] }
-            guard let list = value.array, list.allSatisfy({ $0.string != nil }) else {
-                throw ConfigurationError("\(what): \"\(key)\" must be a string or a list of strings")
-            }
-            return list.map { $0.string! }
-        }
-        func require(_ value: [String]?, _ message: String) throws(ConfigurationError) -> [String] {
-            guard let value, !value.isEmpty else { throw ConfigurationError("\(what): \(message)") }
-            return value
+            guard let text = value.string else { throw ConfigurationError("\(what): \"\(key)\" must be a string") }
+            return text
         }
 
-        var profile: Profile
-        switch provider {
-        case .firebase, .firebaseSessionCookie:
-            guard let project = item["projectId"]?.string, !project.isEmpty else {
-                throw ConfigurationError("\(what): a Firebase profile needs \"projectId\"")
-            }
-            let tenant = item["tenant"]?.string
-            let allowedProviders = try strings("allowedSignInProviders")
-            profile = provider == .firebase
-                ? .firebase(projectID: project, tenant: tenant, allowedSignInProviders: allowedProviders)
-                : .firebaseSessionCookie(projectID: project, tenant: tenant, allowedSignInProviders: allowedProviders)
-        case .apple:
-            profile = .apple(clientIDs: try require(try strings("audiences"), "an Apple profile needs \"audiences\" (bundle IDs or Services IDs)"))
-        case .facebook:
-            var given = try strings("appId")
-            if given == nil { given = try strings("audiences") }
-            let appIDs = try require(given, "a Facebook profile needs \"appId\" (the Facebook App ID)")
-            guard appIDs.count == 1 else { throw ConfigurationError("\(what): a Facebook profile takes one App ID") }
-            profile = .facebook(appID: appIDs[0], extraIssuers: try strings("issuers") ?? [])
-        case .oidc:
-            let issuers = try require(try strings("issuers"), "an OIDC profile needs \"issuers\"")
-            let audiences = try require(try strings("audiences"), "an OIDC profile needs \"audiences\"")
-            var algorithms = Profile.oidcDefaultAlgorithms
-            if let names = try strings("algorithms") {
-                algorithms = []
-                for algorithmName in names {
-                    guard let algorithm = JWSAlgorithm(rawValue: algorithmName) else {
-                        throw ConfigurationError("\(what): unknown algorithm \"\(algorithmName)\" (\(JWSAlgorithm.allCases.map(\.rawValue).joined(separator: ", ")))")
-                    }
-                    algorithms.insert(algorithm)
-                }
-            }
-            profile = .oidc(issuers: issuers, audiences: audiences, algorithms: algorithms, jwksURL: item["jwksUrl"]?.string)
+        var options = Profile.Options(provider: provider)
+        options.projectID = try string("projectId")
+        options.tenant = try string("tenant")
+        options.allowedSignInProviders = try strings("allowedSignInProviders") ?? []
+        options.audiences = try strings("audiences") ?? []
+        if let appIDs = try strings("appId") {
+            guard provider == .facebook else { throw ConfigurationError("\(what): \"appId\" names Facebook App IDs; use \"audiences\"") }
+            guard options.audiences.isEmpty else { throw ConfigurationError("\(what): give the App IDs as \"appId\" or \"audiences\", not both") }
+            options.audiences = appIDs
         }
+        options.issuers = try strings("issuers") ?? []
+        options.algorithms = try strings("algorithms") ?? []
+        options.jwksURL = try string("jwksUrl")
         if let value = item["leeway"] {
-            guard let seconds = value.int64 else { throw ConfigurationError("\(what): \"leeway\" must be a whole number of seconds") }
-            profile = profile.withLeeway(Leeway(seconds: Int(seconds)))
-        } else if let defaultLeeway {
-            profile = profile.withLeeway(Leeway(seconds: defaultLeeway))
+            guard let seconds = value.int64, let whole = Int(exactly: seconds) else {
+                throw ConfigurationError("\(what): \"leeway\" must be a whole number of seconds")
+            }
+            options.leeway = whole
+        } else {
+            options.leeway = defaultLeeway
         }
-        try profile.validate()
-        var keys = try strings("keys") ?? []
+        if let mode = try string("nonceMode") {
+            guard let value = NonceMode(rawValue: mode) else {
+                throw ConfigurationError("\(what): \"nonceMode\" must be \"sha256Hex\" or \"exact\", not \"\(mode)\"")
+            }
+            options.nonceMode = value
+        }
+        return (name, options)
+    }
+
+    private static func profile(_ item: JSONTree, index: Int, defaultLeeway: Int?, baseDirectory: String) throws(ConfigurationError) -> Entry {
+        let (name, options) = try options(item, index: index, defaultLeeway: defaultLeeway)
+        let what = "profile \"\(name)\""
+        let profile: Profile
+        do { profile = try Profile(options: options) } catch { throw ConfigurationError("\(what): \(error.reason)") }
+        var keys = try strings(item, "keys", in: what) ?? []
         if keys.isEmpty {
             guard let url = profile.keysURL else {
                 throw ConfigurationError("\(what): give \"keys\" (a key file, directory or URL) or \"jwksUrl\"")
@@ -174,7 +186,17 @@ public struct AuditConfiguration: Sendable {
             keys = [url]
         }
         keys = keys.map { KeyFiles.isURL($0) || $0.hasPrefix("/") ? $0 : (baseDirectory as NSString).appendingPathComponent($0) }
-        return Entry(name: name, profile: profile, keys: keys)
+        return Entry(name: name, profile: profile, options: options, keys: keys)
+    }
+
+    /// A member that is a string or a list of strings, nil when absent.
+    private static func strings(_ item: JSONTree, _ key: String, in what: String) throws(ConfigurationError) -> [String]? {
+        guard let value = item[key] else { return nil }
+        if let single = value.string { return [single] }
+        guard let list = value.array, list.allSatisfy({ $0.string != nil }) else {
+            throw ConfigurationError("\(what): \"\(key)\" must be a string or a list of strings")
+        }
+        return list.map { $0.string! }
     }
 
     private static func refuseUnknown(_ keys: [String], allowed: [String], in what: String) throws(ConfigurationError) {

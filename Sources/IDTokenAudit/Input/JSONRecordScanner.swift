@@ -1,3 +1,4 @@
+import IDTokenKit
 import JOSE
 
 /// Reads the usual JSON record line — `{"id":"req-1","at":1767268800,"token":"eyJ…"}` — in one pass over its
@@ -52,7 +53,7 @@ enum JSONRecordScanner {
                 case .token: token = String(decoding: text, as: UTF8.self)
                 case .nonce: nonce = String(decoding: text, as: UTF8.self)
                 case .at:
-                    guard let seconds = Timestamp.parse(String(decoding: text, as: UTF8.self)), seconds.isFinite else { return nil }
+                    guard let seconds = UnixTime.parse(bytes: text) else { return nil }
                     at = seconds
                 case .other: return nil
                 }
@@ -62,7 +63,9 @@ enum JSONRecordScanner {
                 guard let value = plainInteger(base, at: &i, end: end) else { return nil }
                 switch member {
                 case .id: id = .json(String(decoding: UnsafeBufferPointer(start: base + start, count: i - start), as: UTF8.self))
-                case .at: at = Double(value)
+                case .at:
+                    guard let seconds = UnixTime.plausible(Double(value)) else { return nil }
+                    at = seconds
                 case .token, .nonce, .other: return nil
                 }
             }

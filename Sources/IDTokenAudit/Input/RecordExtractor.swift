@@ -79,12 +79,12 @@ public struct RecordExtractor: Sendable {
         var at: Double?
         if let value = object[RecordExtractor.atKey], !value.isNull {
             switch value.kind {
-            case .integer, .real: at = value.double
-            case .string: at = value.string.flatMap(Timestamp.parse)
+            case .integer, .real: at = value.double.flatMap(UnixTime.plausible)
+            case .string: at = value.string.flatMap(UnixTime.parse)
             default: break
             }
             guard let seconds = at, seconds.isFinite else {
-                return bad("the \"at\" of the JSON record on line \(line) is not a time: use Unix seconds or ISO 8601 (2026-01-01T00:00:00Z), not \(value.rawJSON.prefix(60))")
+                return bad("the \"at\" of the JSON record on line \(line) is not a time: use Unix seconds or an RFC 3339 time (2026-01-01T00:00:00Z), not \(value.rawJSON.prefix(60))")
             }
             at = seconds
         }
@@ -198,13 +198,18 @@ public struct RecordExtractor: Sendable {
     static func leadingTime(_ bytes: ArraySlice<UInt8>, before limit: Int) -> Double? {
         var start = bytes.startIndex
         if start < limit, bytes[start] == UInt8(ascii: "[") { start += 1 }
-        if let (seconds, _) = Timestamp.iso8601(bytes[start..<limit], requireWhole: false) { return seconds }
-        var i = bytes.startIndex
-        while i < limit {
-            if bytes[i] == UInt8(ascii: "["), let seconds = Timestamp.commonLog(bytes[(i + 1)..<limit]) { return seconds }
-            i += 1
+        return bytes.withUnsafeBufferPointer { buffer -> Double? in
+            let base = bytes.startIndex
+            let head = UnsafeBufferPointer(rebasing: buffer[(start - base)..<(limit - base)])
+            if let (seconds, _) = UnixTime.dateTimePrefix(head) { return seconds }
+            var i = 0
+            while i < limit - base {
+                if buffer[i] == UInt8(ascii: "["),
+                   let seconds = Timestamp.commonLog(UnsafeBufferPointer(rebasing: buffer[(i + 1)..<(limit - base)])) { return seconds }
+                i += 1
+            }
+            return nil
         }
-        return nil
     }
 
     static func isUTF8(_ bytes: ArraySlice<UInt8>) -> Bool {

@@ -1,8 +1,18 @@
 import JOSE
 
-/// The audit's writers append JSON text to byte buffers: no Foundation, no intermediate strings. String literals
-/// come from JOSE (`JSONText.appendString`, `quoted`).
+/// The JSON text the project writes as output — the audit's records and summary, and `idtoken`'s answers — is
+/// written here, appended to byte buffers or joined from pieces: no Foundation, and claims copied as the token
+/// carries them. String literals come from JOSE (`JSONText.appendString`, `quoted`), which also writes a parsed
+/// document back as text.
 extension JSONText {
+    /// `value` as a JSON string literal, or `null`.
+    package static func optional(_ value: String?) -> String { value.map(quoted) ?? "null" }
+
+    /// An object from members whose values are already JSON text, in order.
+    package static func object(_ members: [(String, String)]) -> String {
+        "{" + members.map { quoted($0.0) + ":" + $0.1 }.joined(separator: ",") + "}"
+    }
+
     /// Appends an integer's decimal digits, without making a String of them.
     static func appendInt(_ value: Int, to out: inout [UInt8]) {
         if value < 0 { out.append(0x2D) }

@@ -1,3 +1,4 @@
+import IDTokenKit
 import JOSE
 
 /// How an audit writes its per-record results.
@@ -91,7 +92,8 @@ enum RecordRendering {
             w.literal(",\"iat\":")
             if let iat = claims.issuedAtText { w.raw(iat) } else { w.literal("null") }
             w.literal(",\"at\":")
-            if r.at.isFinite, r.at == r.at.rounded(), abs(r.at) < 1e15 { w.int(Int(r.at)) } else { w.raw(JSONText.number(r.at)) }
+            // Whole seconds, as UnixTime.text writes every time people read (a record's at may carry a fraction).
+            if r.at.isFinite, abs(r.at) < 1e15 { w.int(Int(r.at.rounded(.down))) } else { w.raw(UnixTime.text(r.at)) }
             w.literal(",\"message\":")
             w.optionalString(message)
             w.literal("}\n")
@@ -115,7 +117,7 @@ enum RecordRendering {
         }
         let fields: [String?] = [String(r.line), r.id?.text, r.isValid ? "true" : "false", r.error?.code.rawValue,
                                  r.claims.issuer, r.claims.subject, aud, r.claims.kid, r.claims.expiresText,
-                                 r.claims.issuedAtText, JSONText.number(r.at), r.error?.message]
+                                 r.claims.issuedAtText, UnixTime.text(r.at), r.error?.message]
         for (k, field) in fields.enumerated() {
             if k > 0 { out.append(0x2C) }
             if let field { appendCSVField(field, to: &out) }

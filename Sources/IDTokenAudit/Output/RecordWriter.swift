@@ -95,10 +95,9 @@ extension RecordWriter {
         case 0x0D: byte(0x5C); byte(0x72)
         case 0x09: byte(0x5C); byte(0x74)
         case 0x00..<0x20, 0x7F:
-            let hex: StaticString = "0123456789abcdef"
             literal("\\u00")
-            byte(hex.utf8Start[Int(value >> 4)])
-            byte(hex.utf8Start[Int(value & 0x0F)])
+            byte(Hex.digit(value >> 4))
+            byte(Hex.digit(value))
         default: byte(value)
         }
     }

@@ -5,16 +5,22 @@ extension Profile {
     public static let facebookIssuer = "https://www.facebook.com"
 
     /// Facebook Limited Login tokens for one Facebook app.
-    ///
-    /// RS256 only; `iss` is `https://www.facebook.com` (plus `extraIssuers`); `aud` is the App ID; `sub` and
-    /// `jti` are non-empty strings; `iat` and `exp` required. The nonce is the SHA-256 hex of the raw nonce by
-    /// default (the Firebase flow); use ``Nonce/exact(_:)`` when the app sends the nonce as is.
     public static func facebook(appID: String, extraIssuers: [String] = []) -> Profile {
+        facebook(appIDs: [appID], extraIssuers: extraIssuers)
+    }
+
+    /// Facebook Limited Login tokens for the App IDs of one app — typically a production and a test App ID, both
+    /// legitimate signers-in.
+    ///
+    /// RS256 only; `iss` is `https://www.facebook.com` (plus `extraIssuers`); `aud` is one of the App IDs, as a
+    /// string; `sub` and `jti` are non-empty strings; `iat` and `exp` required. The nonce is the SHA-256 hex of
+    /// the raw nonce by default (the Firebase flow); use ``Nonce/exact(_:)`` when the app sends the nonce as is.
+    public static func facebook(appIDs: [String], extraIssuers: [String] = []) -> Profile {
         Profile(
             provider: .facebook,
             issuers: [facebookIssuer] + extraIssuers,
             algorithms: [.rs256],
-            audience: .oneOf([appID], allowsArray: false),
+            audience: .oneOf(appIDs, allowsArray: false),
             requiresKeyID: true,
             time: TimeRules(requiresIssuedAt: true),
             rules: [SubjectRule(), RequiredStringRule("jti")],

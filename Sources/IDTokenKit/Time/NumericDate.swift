@@ -4,7 +4,7 @@
 /// `null` are refused, and so are dates no real token carries: negative ones and ones past the year 9999.
 enum NumericDate {
     /// 9999-12-31T23:59:59Z.
-    static let latest: Double = 253_402_300_799
+    static let latest = UnixTime.latest
 
     /// The claim's value in seconds, nil when absent and not `required`. The number is read in place; the
     /// claim's name and value are looked at again only to explain a refusal.

@@ -1,8 +1,6 @@
 /// Writes JSON text by hand, for the command line's and the audit's output and for handing a parsed document back
 /// to an API that takes bytes: string literals with the escapes JSON requires, and a ``JSONTree`` as compact text.
 public enum JSONText {
-    private static let hex: [UInt8] = Array("0123456789abcdef".utf8)
-
     /// Appends `text` as a JSON string literal. Control characters and DEL are written as `\uXXXX` (or their
     /// short escapes), so the output is one line whatever the value holds.
     public static func appendString(_ text: String, to out: inout [UInt8]) {
@@ -25,7 +23,7 @@ public enum JSONText {
             case 0x0D: out.append(0x5C); out.append(0x72)
             case 0x09: out.append(0x5C); out.append(0x74)
             case 0x00..<0x20, 0x7F:
-                out.append(contentsOf: [0x5C, 0x75, 0x30, 0x30, hex[Int(byte >> 4)], hex[Int(byte & 0x0F)]])
+                out.append(contentsOf: [0x5C, 0x75, 0x30, 0x30, Hex.digit(byte >> 4), Hex.digit(byte)])
             default: out.append(byte)
             }
         }

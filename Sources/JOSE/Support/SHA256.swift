@@ -50,11 +50,10 @@ public enum SHA256 {
             hex.storeBytes(of: digits.littleEndian, toByteOffset: 2 &* i, as: UInt64.self)
             i &+= 4
         }
-        let table: StaticString = "0123456789abcdef"
         while i < bytes.count {
             let byte = bytes[i]
-            hex[2 &* i] = table.utf8Start[Int(byte >> 4)]
-            hex[2 &* i &+ 1] = table.utf8Start[Int(byte & 0x0F)]
+            hex[2 &* i] = Hex.digit(byte >> 4)
+            hex[2 &* i &+ 1] = Hex.digit(byte)
             i &+= 1
         }
     }

@@ -1,5 +1,6 @@
 import Foundation
 import IDTokenAudit
+import IDTokenKit
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -23,7 +24,7 @@ func auditScenarios(_ options: Options) throws -> [Scenario] {
     let configuration = try AuditConfiguration.load(path: options.auditConfig)
     let at: Double
     if let text = options.auditAt {
-        at = try Timestamp.parse(text).orThrow("--audit-at takes Unix seconds or ISO 8601, not \(text)")
+        at = try UnixTime.parse(text).orThrow("--audit-at takes Unix seconds or an RFC 3339 time, not \(text)")
     } else {
         at = try configuration.at.orThrow("\(options.auditConfig) has no \"at\": give --audit-at")
     }

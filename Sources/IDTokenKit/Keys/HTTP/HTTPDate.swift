@@ -27,12 +27,11 @@ enum HTTPDate {
         default:
             return nil
         }
-        guard let day, let month, let year, let time, (1...31).contains(day), (1...9999).contains(year) else { return nil }
+        guard let day, let month, let year, let time, (1...9999).contains(year) else { return nil }
         let hms = time.split(separator: ":").map { Int($0) }
         guard hms.count == 3, let h = hms[0], let m = hms[1], let s = hms[2],
-              (0...23).contains(h), (0...59).contains(m), (0...60).contains(s) else { return nil }
-        let days = UnixTime.daysFromCivil(year: year, month: month, day: day)
-        return Double(days * 86_400 + h * 3_600 + m * 60 + s)
+              let seconds = UnixTime.civilSeconds(year: year, month: month, day: day, hour: h, minute: m, second: s) else { return nil }
+        return Double(seconds)
     }
 
     private static func monthIndex(_ name: String) -> Int? {

@@ -78,20 +78,8 @@ public struct KeyCacheFile: Sendable, Equatable {
     }
 
     static func jsonString(_ text: String) -> [UInt8] {
-        var out: [UInt8] = [UInt8(ascii: "\"")]
-        let hex = Array("0123456789abcdef".utf8)
-        for byte in text.utf8 {
-            switch byte {
-            case UInt8(ascii: "\""): out += [0x5C, 0x22]
-            case UInt8(ascii: "\\"): out += [0x5C, 0x5C]
-            case 0x0A: out += [0x5C, UInt8(ascii: "n")]
-            case 0x0D: out += [0x5C, UInt8(ascii: "r")]
-            case 0x09: out += [0x5C, UInt8(ascii: "t")]
-            case 0..<0x20: out += [0x5C, UInt8(ascii: "u"), 0x30, 0x30, hex[Int(byte >> 4)], hex[Int(byte & 15)]]
-            default: out.append(byte)
-            }
-        }
-        out.append(UInt8(ascii: "\""))
+        var out: [UInt8] = []
+        JSONText.appendString(text, to: &out)
         return out
     }
 }

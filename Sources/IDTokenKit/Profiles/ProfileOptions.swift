@@ -1,0 +1,135 @@
+extension Profile {
+    /// A profile as options: what `idtoken verify` and `idtoken audit` take on the command line, what an audit
+    /// configuration file's profile holds, and what a program fills in. ``Profile/init(options:revocation:)``
+    /// turns them into a ``Profile``, checking them once with one set of messages, so that the same options give
+    /// the same profile — and the same verdict — whichever of these doors they came through.
+    ///
+    /// Empty lists and nil members mean "the provider's default". Facebook takes several App IDs: an app usually
+    /// has a production App ID and a test App ID, and tokens of either are legitimate.
+    public struct Options: Sendable, Equatable {
+        public var provider: Provider
+        /// The Firebase project ID (Firebase ID tokens and session cookies only): it fixes issuer and audience.
+        public var projectID: String?
+        /// Accepted `aud` values: Apple bundle or Services IDs, Facebook App IDs, OIDC client IDs. Not Firebase.
+        public var audiences: [String]
+        /// Accepted issuers (OIDC, required), or issuers accepted besides Facebook's own. Not Firebase or Apple.
+        public var issuers: [String]
+        /// Accepted algorithm names (`RS256`, `ES256`, …); empty: the provider's. Parsed by the constructor.
+        public var algorithms: [String]
+        /// Where the keys are published, replacing the provider's URL (required in effect for OIDC).
+        public var jwksURL: String?
+        /// Clock leeway in seconds, 0–300; nil: ``Leeway/default``.
+        public var leeway: Int?
+        /// The Firebase tenant the token must belong to.
+        public var tenant: String?
+        /// Accepted `firebase.sign_in_provider` values; empty: any.
+        public var allowedSignInProviders: [String]
+        /// How a token carries the nonce; nil: the provider's way (``Profile/nonceMode``).
+        public var nonceMode: NonceMode?
+        /// Size and nesting limits for tokens.
+        public var limits: JWSLimits
+
+        public init(provider: Provider, projectID: String? = nil, audiences: [String] = [], issuers: [String] = [],
+                    algorithms: [String] = [], jwksURL: String? = nil, leeway: Int? = nil, tenant: String? = nil,
+                    allowedSignInProviders: [String] = [], nonceMode: NonceMode? = nil, limits: JWSLimits = .default) {
+            self.provider = provider
+            self.projectID = projectID
+            self.audiences = audiences
+            self.issuers = issuers
+            self.algorithms = algorithms
+            self.jwksURL = jwksURL
+            self.leeway = leeway
+            self.tenant = tenant
+            self.allowedSignInProviders = allowedSignInProviders
+            self.nonceMode = nonceMode
+            self.limits = limits
+        }
+
+        /// The provider names, for messages.
+        public static let providerNames = Provider.allCases.map(\.rawValue).joined(separator: ", ")
+
+        /// Reads a provider name (`firebase`, `firebase-session`, `apple`, `facebook`, `oidc`).
+        public static func provider(named name: String) throws(ConfigurationError) -> Provider {
+            guard let provider = Provider(rawValue: name) else {
+                throw ConfigurationError("unknown provider \"\(name)\" (\(providerNames))")
+            }
+            return provider
+        }
+
+        /// Reads algorithm names; one message for every door.
+        public static func algorithms(named names: [String]) throws(ConfigurationError) -> Set<JWSAlgorithm> {
+            var algorithms: Set<JWSAlgorithm> = []
+            for name in names {
+                guard let algorithm = JWSAlgorithm(rawValue: name) else {
+                    throw ConfigurationError("unknown algorithm \"\(name)\" (\(JWSAlgorithm.allCases.map(\.rawValue).joined(separator: ", ")); HMAC and none are never accepted)")
+                }
+                algorithms.insert(algorithm)
+            }
+            return algorithms
+        }
+    }
+
+    /// The profile `options` describe, checked once: the members that do not apply to the provider, the ones it
+    /// needs, algorithm names and the leeway. Messages name each option as the command line spells it and as an
+    /// audit configuration file does (`--project-id`, `"projectId"`).
+    ///
+    /// - Parameter revocation: per-user revocation times for Firebase tokens (a lookup, not an option).
+    /// - Throws: ``ConfigurationError`` naming what is wrong.
+    public init(options: Options, revocation: (any RevocationTimes)? = nil) throws(ConfigurationError) {
+        let provider = options.provider
+        let name = provider.rawValue
+        let firebase = provider == .firebase || provider == .firebaseSessionCookie
+        if firebase {
+            guard let projectID = options.projectID, !projectID.isEmpty else {
+                throw ConfigurationError("a \(name) profile needs the Firebase project ID (--project-id, \"projectId\")")
+            }
+            guard options.audiences.isEmpty else {
+                throw ConfigurationError("a Firebase token's audience is its project: give the project ID (--project-id, \"projectId\"), not an audience")
+            }
+        } else {
+            guard options.tenant == nil, options.allowedSignInProviders.isEmpty else {
+                throw ConfigurationError("the tenant and the allowed sign-in providers (--tenant, --allow-sign-in-provider, \"tenant\", \"allowedSignInProviders\") apply to Firebase tokens only")
+            }
+            guard options.projectID == nil else {
+                throw ConfigurationError("the project ID (--project-id, \"projectId\") applies to Firebase tokens only")
+            }
+            guard !options.audiences.isEmpty else {
+                let what = provider == .apple ? "the bundle ID or Services ID"
+                    : provider == .facebook ? "the Facebook App ID; several are accepted, e.g. a production and a test App ID"
+                    : "the client ID"
+                throw ConfigurationError("a \(name) profile needs an audience (--audience, \"audiences\"): \(what)")
+            }
+        }
+        if (firebase || provider == .apple) && !options.issuers.isEmpty {
+            throw ConfigurationError("the \(name) issuer is fixed; issuers (--issuer, \"issuers\") apply to facebook (extra issuers) and oidc")
+        }
+        if provider == .oidc && options.issuers.isEmpty {
+            throw ConfigurationError("an oidc profile needs an issuer (--issuer, \"issuers\")")
+        }
+        if revocation != nil && !firebase {
+            throw ConfigurationError("revocation times apply to Firebase tokens only")
+        }
+
+        let allowed = options.allowedSignInProviders.isEmpty ? nil : options.allowedSignInProviders
+        switch provider {
+        case .firebase:
+            self = .firebase(projectID: options.projectID!, tenant: options.tenant, allowedSignInProviders: allowed,
+                             revocation: revocation)
+        case .firebaseSessionCookie:
+            self = .firebaseSessionCookie(projectID: options.projectID!, tenant: options.tenant,
+                                          allowedSignInProviders: allowed, revocation: revocation)
+        case .apple:
+            self = .apple(clientIDs: options.audiences)
+        case .facebook:
+            self = .facebook(appIDs: options.audiences, extraIssuers: options.issuers)
+        case .oidc:
+            self = .oidc(issuers: options.issuers, audiences: options.audiences)
+        }
+        if !options.algorithms.isEmpty { algorithms = try Options.algorithms(named: options.algorithms) }
+        if let jwksURL = options.jwksURL { keysURL = jwksURL }
+        if let seconds = options.leeway { leeway = Leeway(seconds: seconds) }
+        if let nonceMode = options.nonceMode { self.nonceMode = nonceMode }
+        limits = options.limits
+        try validate()
+    }
+}

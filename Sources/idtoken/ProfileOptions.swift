@@ -1,0 +1,76 @@
+import ArgumentParser
+import IDTokenKit
+
+/// The policy options of DESIGN §7, shared by `idtoken verify` and `idtoken audit`: they fill one
+/// ``Profile/Options``, and ``Profile/init(options:revocation:)`` checks them, so both commands (and an audit
+/// configuration file) accept and refuse the same options with the same messages.
+struct ProfileOptions: ParsableArguments {
+    @Option(help: "firebase, firebase-session, apple, facebook or oidc.")
+    var provider: String?
+
+    @Option(name: .customLong("project-id"), help: "Firebase project ID (firebase, firebase-session).")
+    var projectID: String?
+
+    @Option(help: "Accepted audience: Apple bundle or Services ID, Facebook App ID (an app's production and test App IDs are both accepted when given), OIDC client ID. Repeatable.")
+    var audience: [String] = []
+
+    @Option(help: "Accepted issuer (oidc), or an extra issuer (facebook). Repeatable.")
+    var issuer: [String] = []
+
+    @Option(name: .customLong("jwks-url"), help: "Where the issuer publishes its keys (oidc; overrides the provider's default).")
+    var jwksURL: String?
+
+    @Option(help: "Accepted signature algorithm (RS256, ES256, …). Repeatable; default: the provider's.")
+    var algorithm: [String] = []
+
+    @Option(help: "Raw nonce; the token must carry its SHA-256 in lowercase hex.")
+    var nonce: String?
+
+    @Option(name: .customLong("nonce-exact"), help: "Nonce the token must carry exactly.")
+    var nonceExact: String?
+
+    @Option(help: "Clock leeway in seconds, 0–300 (default 60).")
+    var leeway: Int?
+
+    @Option(help: "Firebase tenant ID the token must belong to.")
+    var tenant: String?
+
+    @Option(name: .customLong("allow-sign-in-provider"), help: "Accepted Firebase sign-in provider (apple.com, github.com, …). Repeatable.")
+    var allowSignInProvider: [String] = []
+
+    func validate() throws {
+        if nonce != nil && nonceExact != nil { throw ValidationError("give --nonce or --nonce-exact, not both") }
+    }
+
+    /// How tokens' nonces are compared when the command line gave one.
+    var nonceMode: NonceMode? {
+        if nonce != nil { return .sha256Hex }
+        if nonceExact != nil { return .exact }
+        return nil
+    }
+
+    /// The nonce expected, if one was given.
+    var expectedNonce: Nonce? { (nonce ?? nonceExact).flatMap { nonceMode?.expecting($0) } }
+
+    /// Whether any option that shapes a profile was given (an audit with `--config` takes none).
+    var shapesProfile: Bool {
+        provider != nil || projectID != nil || !audience.isEmpty || !issuer.isEmpty || jwksURL != nil || !algorithm.isEmpty
+            || leeway != nil || tenant != nil || !allowSignInProvider.isEmpty
+    }
+
+    /// The options as ``Profile/Options``.
+    func options() throws(ConfigurationError) -> Profile.Options {
+        guard let provider else {
+            throw ConfigurationError("give --provider (\(Profile.Options.providerNames))")
+        }
+        return Profile.Options(provider: try Profile.Options.provider(named: provider), projectID: projectID,
+                               audiences: audience, issuers: issuer, algorithms: algorithm, jwksURL: jwksURL,
+                               leeway: leeway, tenant: tenant, allowedSignInProviders: allowSignInProvider,
+                               nonceMode: nonceMode)
+    }
+
+    /// The profile the options describe.
+    func profile() throws(ConfigurationError) -> Profile {
+        try Profile(options: options())
+    }
+}

@@ -1,0 +1,183 @@
+import ArgumentParser
+import Foundation
+import IDTokenAudit
+import IDTokenKit
+import Testing
+@testable import idtoken
+
+/// Same options ⇒ same profile ⇒ same verdict, through every door: `Profile(options:)` directly, the command
+/// line's option group (shared by `verify` and `audit`), and an audit configuration file's profile.
+@Suite struct ProfileDoorsTests {
+    static let vectors = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        .appendingPathComponent("../../Vectors").standardizedFileURL
+
+    /// A vector case whose profile the three doors can all express (no revocation list, no replay cache).
+    struct Case: CustomTestStringConvertible, Sendable {
+        let id: String
+        let token: String
+        let keys: String
+        let at: Double
+        let nonce: (mode: NonceMode, value: String)?
+        let options: Profile.Options
+        let expected: String?
+        var testDescription: String { id }
+    }
+
+    static let cases: [Case] = ["firebase", "firebase-session", "apple", "facebook", "oidc"].flatMap { name -> [Case] in
+        let data = try! Data(contentsOf: vectors.appendingPathComponent("generated/\(name).json"))
+        let doc = try! JSONTree.parse(Array(data))
+        return (doc["cases"]?.array ?? []).compactMap { c -> Case? in
+            guard let profile = c["profile"], profile["revoked_before"] == nil, c["replay"] == nil || c["replay"] == .null,
+                  let keys = c["keys"]?.string, let token = c["token"]?.string, let at = c["at"]?.double,
+                  let provider = profile["provider"]?.string.flatMap(Provider.init(rawValue:)) else { return nil }
+            var options = Profile.Options(provider: provider)
+            options.projectID = profile["project_id"]?.string
+            options.tenant = profile["tenant"]?.string
+            options.allowedSignInProviders = profile["allowed_sign_in_providers"]?.array?.compactMap(\.string) ?? []
+            options.audiences = (profile["client_ids"] ?? profile["audiences"])?.array?.compactMap(\.string)
+                ?? profile["app_id"]?.string.map { [$0] } ?? []
+            options.issuers = (profile["issuers"] ?? profile["extra_issuers"])?.array?.compactMap(\.string) ?? []
+            options.algorithms = profile["algorithms"]?.array?.compactMap(\.string) ?? []
+            options.leeway = profile["leeway"]?.int64.map { Int($0) }
+            var nonce: (NonceMode, String)?
+            if let n = c["nonce"], let mode = n["mode"]?.string, let value = n["value"]?.string {
+                nonce = (mode == "sha256hex" ? .sha256Hex : .exact, value)
+                options.nonceMode = nonce?.0
+            }
+            // Some cases give the verifier a profile no door accepts (an empty project ID): not this test's subject.
+            guard (try? Profile(options: options)) != nil else { return nil }
+            return Case(id: c["id"]?.string ?? "?", token: token, keys: vectors.appendingPathComponent(keys).path, at: at,
+                        nonce: nonce, options: options, expected: c["expect"]?["error"]?.string)
+        }
+    }
+
+    /// The command line that says what `options` say.
+    static func arguments(_ options: Profile.Options, nonce: (mode: NonceMode, value: String)?) -> [String] {
+        var args = ["--provider", options.provider.rawValue]
+        if let projectID = options.projectID { args += ["--project-id", projectID] }
+        if let tenant = options.tenant { args += ["--tenant", tenant] }
+        for value in options.allowedSignInProviders { args += ["--allow-sign-in-provider", value] }
+        for value in options.audiences { args += ["--audience", value] }
+        for value in options.issuers { args += ["--issuer", value] }
+        for value in options.algorithms { args += ["--algorithm", value] }
+        if let jwksURL = options.jwksURL { args += ["--jwks-url", jwksURL] }
+        if let leeway = options.leeway { args.append("--leeway=\(leeway)") }
+        if let nonce { args += [nonce.mode == .sha256Hex ? "--nonce" : "--nonce-exact", nonce.value] }
+        return args
+    }
+
+    /// The configuration file that says what `options` say.
+    static func configuration(_ options: Profile.Options, keys: String) -> String {
+        func list(_ values: [String]) -> String { "[" + values.map { "\"\($0)\"" }.joined(separator: ",") + "]" }
+        var members = ["\"name\": \"p\"", "\"provider\": \"\(options.provider.rawValue)\"", "\"keys\": \"\(keys)\""]
+        if let projectID = options.projectID { members.append("\"projectId\": \"\(projectID)\"") }
+        if let tenant = options.tenant { members.append("\"tenant\": \"\(tenant)\"") }
+        if !options.allowedSignInProviders.isEmpty { members.append("\"allowedSignInProviders\": \(list(options.allowedSignInProviders))") }
+        if !options.audiences.isEmpty {
+            members.append(options.provider == .facebook ? "\"appId\": \(list(options.audiences))" : "\"audiences\": \(list(options.audiences))")
+        }
+        if !options.issuers.isEmpty { members.append("\"issuers\": \(list(options.issuers))") }
+        if !options.algorithms.isEmpty { members.append("\"algorithms\": \(list(options.algorithms))") }
+        if let jwksURL = options.jwksURL { members.append("\"jwksUrl\": \"\(jwksURL)\"") }
+        if let leeway = options.leeway { members.append("\"leeway\": \(leeway)") }
+        if let mode = options.nonceMode { members.append("\"nonceMode\": \"\(mode.rawValue)\"") }
+        return "{\"profiles\": [{" + members.joined(separator: ", ") + "}]}"
+    }
+
+    static func code(_ body: () throws(TokenError) -> VerifiedToken) -> String? {
+        do { _ = try body(); return nil } catch { return error.code.rawValue }
+    }
+
+    @Test func everyProviderHasCases() {
+        for provider in Provider.allCases {
+            #expect(Self.cases.filter { $0.options.provider == provider }.count >= 40, "\(provider)")
+        }
+    }
+
+    @Test(arguments: cases) func sameOptionsSameProfileSameVerdict(_ test: Case) throws {
+        let direct = try Profile(options: test.options)
+        let commandLine = try ProfileOptions.parse(Self.arguments(test.options, nonce: test.nonce))
+        #expect(try commandLine.options() == test.options)
+        let file = try AuditConfiguration.parse(Array(Self.configuration(test.options, keys: test.keys).utf8), baseDirectory: "/")
+        #expect(file.profiles[0].options == test.options)
+        #expect(file.profiles[0].keys == [test.keys])
+
+        let keys = try KeyFiles.load(test.keys)
+        let nonce = test.nonce.map { $0.mode.expecting($0.value) }
+        let now = Date(timeIntervalSince1970: test.at)
+        var verdicts: [String?] = []
+        for profile in [direct, try commandLine.profile(), file.profiles[0].profile] {
+            #expect(profile.issuers == direct.issuers && profile.algorithms == direct.algorithms
+                    && profile.audience.accepted == direct.audience.accepted && profile.leeway == direct.leeway
+                    && profile.keysURL == direct.keysURL && profile.nonceMode == direct.nonceMode)
+            let verifier = try IDTokenVerifier(profile: profile, keys: keys)
+            verdicts.append(Self.code { () throws(TokenError) in try verifier.verify(test.token, keys: keys, now: now, nonce: nonce) })
+        }
+        // The audit judges with the configuration file's profile.
+        let judge = try ProfileJudge(profiles: [try AuditProfile(name: "p", profile: file.profiles[0].profile, keys: keys)])
+        let judgement = judge.judge(test.token, at: test.at, nonce: test.nonce?.value)
+        verdicts.append(judgement.isValid ? nil : judgement.error?.code.rawValue)
+        #expect(verdicts.allSatisfy { $0 == test.expected }, "\(test.id): \(verdicts), expected \(test.expected ?? "valid")")
+    }
+
+    /// Options no door accepts, with the one message every door gives.
+    static let refusals: [(Profile.Options, String)] = [
+        (.init(provider: .firebase), "a firebase profile needs the Firebase project ID"),
+        (.init(provider: .firebase, projectID: "p", audiences: ["a"]), "a Firebase token's audience is its project"),
+        (.init(provider: .firebase, projectID: "p", issuers: ["https://i"]), "the firebase issuer is fixed"),
+        (.init(provider: .apple, audiences: ["a"], tenant: "t"), "apply to Firebase tokens only"),
+        (.init(provider: .apple, audiences: ["a"], allowedSignInProviders: ["apple.com"]), "apply to Firebase tokens only"),
+        (.init(provider: .oidc, projectID: "p", audiences: ["a"], issuers: ["https://i"]), "the project ID (--project-id, \"projectId\") applies to Firebase tokens only"),
+        (.init(provider: .apple), "a apple profile needs an audience"),
+        (.init(provider: .facebook), "the Facebook App ID; several are accepted"),
+        (.init(provider: .oidc, audiences: ["a"]), "an oidc profile needs an issuer"),
+        (.init(provider: .apple, audiences: ["a"], issuers: ["https://i"]), "the apple issuer is fixed"),
+        (.init(provider: .apple, audiences: ["a"], algorithms: ["HS256"]), "unknown algorithm \"HS256\""),
+        (.init(provider: .oidc, audiences: ["a"], issuers: ["https://i"], algorithms: ["none"]), "unknown algorithm \"none\""),
+        (.init(provider: .apple, audiences: ["a"], leeway: 301), "the leeway must be 0 to 300 seconds, not 301"),
+        (.init(provider: .apple, audiences: ["a"], leeway: -1), "the leeway must be 0 to 300 seconds, not -1"),
+        (.init(provider: .apple, audiences: [""]), "none may be empty"),
+    ]
+
+    @Test(arguments: 0..<refusals.count) func oneMessageThroughEveryDoor(_ index: Int) throws {
+        let (options, message) = Self.refusals[index]
+        var reasons: [String] = []
+        do { _ = try Profile(options: options); Issue.record("accepted \(options)") } catch { reasons.append(error.reason) }
+        let commandLine = try ProfileOptions.parse(Self.arguments(options, nonce: nil))
+        do { _ = try commandLine.profile(); Issue.record("the command line accepted \(options)") } catch { reasons.append(error.reason) }
+        do {
+            _ = try AuditConfiguration.parse(Array(Self.configuration(options, keys: "/k.json").utf8), baseDirectory: "/")
+            Issue.record("the configuration accepted \(options)")
+        } catch {
+            #expect(error.reason.hasPrefix("profile \"p\": "))
+            reasons.append(String(error.reason.dropFirst("profile \"p\": ".count)))
+        }
+        #expect(reasons.count == 3 && Set(reasons).count == 1, "\(reasons)")
+        #expect(reasons.first?.contains(message) == true, "\(reasons)")
+    }
+
+    @Test func facebookTakesAProductionAndATestAppID() throws {
+        let options = Profile.Options(provider: .facebook, audiences: ["1111", "2222"])
+        let profile = try Profile(options: options)
+        #expect(profile.audience.accepted == ["1111", "2222"])
+        #expect(try ProfileOptions.parse(["--provider", "facebook", "--audience", "1111", "--audience", "2222"]).options() == options)
+        let file = try AuditConfiguration.parse(Array(#"{"profiles":[{"provider":"facebook","appId":["1111","2222"]}]}"#.utf8), baseDirectory: "/")
+        #expect(file.profiles[0].options == options)
+        let viaAudiences = try AuditConfiguration.parse(Array(#"{"profiles":[{"provider":"facebook","audiences":["1111","2222"]}]}"#.utf8), baseDirectory: "/")
+        #expect(viaAudiences.profiles[0].options == options)
+    }
+
+    @Test func theCommandLineAndTheFileNameAProviderTheSameWay() throws {
+        let commandLine = try ProfileOptions.parse(["--provider", "myspace"])
+        var reasons: [String] = []
+        do { _ = try commandLine.options() } catch { reasons.append(error.reason) }
+        do { _ = try AuditConfiguration.parse(Array(#"{"profiles":[{"provider":"myspace"}]}"#.utf8), baseDirectory: "/") } catch {
+            reasons.append(String(error.reason.dropFirst("profile 1: ".count)))
+        }
+        #expect(reasons.count == 2 && reasons[0] == reasons[1] && reasons[0].hasPrefix("unknown provider \"myspace\""), "\(reasons)")
+    }
+
+    @Test func twoNoncesAreRefusedByTheOptionGroup() {
+        #expect(throws: (any Error).self) { try ProfileOptions.parse(["--provider", "apple", "--nonce", "a", "--nonce-exact", "b"]) }
+    }
+}
