@@ -97,7 +97,7 @@ extension Profile {
                 let what = provider == .apple ? "the bundle ID or Services ID"
                     : provider == .facebook ? "the Facebook App ID; several are accepted, e.g. a production and a test App ID"
                     : "the client ID"
-                throw ConfigurationError("a \(name) profile needs an audience (--audience, \"audiences\"): \(what)")
+                throw ConfigurationError("\(provider == .facebook ? "a" : "an") \(name) profile needs an audience (--audience, \"audiences\"): \(what)")
             }
         }
         if (firebase || provider == .apple) && !options.issuers.isEmpty {
