@@ -7,6 +7,7 @@ extension Profile {
     /// Empty lists and nil members mean "the provider's default". Facebook takes several App IDs: an app usually
     /// has a production App ID and a test App ID, and tokens of either are legitimate.
     public struct Options: Sendable, Equatable {
+        /// Whose rules the profile applies.
         public var provider: Provider
         /// The Firebase project ID (Firebase ID tokens and session cookies only): it fixes issuer and audience.
         public var projectID: String?
@@ -29,6 +30,8 @@ extension Profile {
         /// Size and nesting limits for tokens.
         public var limits: JWSLimits
 
+        /// Options for `provider`; every other member is optional, and ``Profile/init(options:revocation:)`` says
+        /// which ones the provider needs.
         public init(provider: Provider, projectID: String? = nil, audiences: [String] = [], issuers: [String] = [],
                     algorithms: [String] = [], jwksURL: String? = nil, leeway: Int? = nil, tenant: String? = nil,
                     allowedSignInProviders: [String] = [], nonceMode: NonceMode? = nil, limits: JWSLimits = .default) {

@@ -181,6 +181,7 @@ public struct JSONObject: @unchecked Sendable {
 
 /// One JSON value inside a ``JSONObject``: a kind and a byte range, decoded on demand.
 public struct JSONValue: @unchecked Sendable {
+    /// The value's kind.
     @usableFromInline let document: JSONDocument
     @usableFromInline let start: Int
     @usableFromInline let end: Int

@@ -1,6 +1,7 @@
 /// Why a key set could not be fetched or loaded. The verifier sees these as `keys_unavailable`; the text
 /// says what to fix.
 public struct KeyFetchError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// What kind of failure: the stable part, for programs and logs.
     public enum Kind: String, Sendable, Equatable {
         /// The URL is not `https` (and not a loopback address), or cannot be parsed.
         case insecureURL = "insecure_url"
@@ -22,9 +23,12 @@ public struct KeyFetchError: Error, Sendable, Equatable, CustomStringConvertible
         case shutDown = "shut_down"
     }
 
+    /// What kind of failure.
     public let kind: Kind
+    /// What happened and what to fix, for people.
     public let message: String
 
+    /// An error of `kind` with `message`.
     public init(_ kind: Kind, _ message: String) {
         self.kind = kind
         self.message = message
