@@ -108,7 +108,7 @@ let package = Package(
             name: "RedisReplayCacheTests",
             dependencies: ["IDTokenKitRedis", "replay-probe", "TestSupport", .product(name: "Logging", package: "swift-log")]
         ),
-        .testTarget(name: "IDTokenAuditTests", dependencies: ["IDTokenAudit"]),
+        .testTarget(name: "IDTokenAuditTests", dependencies: ["IDTokenAudit", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

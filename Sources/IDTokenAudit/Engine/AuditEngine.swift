@@ -262,12 +262,12 @@ public final class AuditEngine: @unchecked Sendable {
         var replayEntry: ReplayEntry?
         if findReplays, judgement.isValid {
             replayEntry = AuditEngine.replayEntry(token: token, issuer: claims.issuer ?? "",
-                                                  expires: claims.expires ?? at, leeway: judgement.leeway)
+                                                  exp: claims.expires ?? at, leeway: judgement.leeway)
         }
         let verdict = VerdictCache.Verdict(error: judgement.error, claims: claims, signatureVerified: judgement.signatureVerified,
                                            profile: judgement.profile, replayEntry: replayEntry)
         if cache.isEnabled {
-            let interval = judgement.interval(around: at, reported: claims)
+            let interval = judgement.interval(around: at)
             cache.insert(hash, token: token, nonce: nonce,
                          entry: VerdictCache.Entry(from: interval.from, until: interval.until, verdict: verdict),
                          releasing: claimed)
@@ -276,13 +276,11 @@ public final class AuditEngine: @unchecked Sendable {
                            signatureVerified: verdict.signatureVerified, profile: verdict.profile, replayEntry: replayEntry)
     }
 
-    /// The replay key of DESIGN §6: the issuer and the SHA-256 of the signed `header.payload` as received (the
-    /// same for every form of one token, which an ECDSA signature segment is not), kept until `exp` + leeway.
-    static func replayEntry(token: String, issuer: String, expires: Double, leeway: Double) -> ReplayEntry {
-        let utf8 = token.utf8
-        let signed = utf8.lastIndex(of: UInt8(ascii: ".")).map { utf8[..<$0] } ?? utf8[...]
-        return ReplayEntry(issuer: issuer, tokenDigest: SHA256.hash(Array(signed)),
-                           expiresAt: Int64((expires + leeway).rounded(.up)))
+    /// The replay key of DESIGN §6 (``ReplayEntry/init(signingInput:issuer:exp:leeway:)``, as the verifier makes
+    /// it) of a valid token: its signed `header.payload` is everything before the last dot.
+    static func replayEntry(token: String, issuer: String, exp: Double, leeway: Double) -> ReplayEntry {
+        let end = token.utf8.lastIndex(of: UInt8(ascii: ".")) ?? token.utf8.endIndex
+        return ReplayEntry(signingInput: token[..<end], issuer: issuer, exp: exp, leeway: leeway)
     }
 }
 

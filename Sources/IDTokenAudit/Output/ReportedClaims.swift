@@ -14,8 +14,6 @@ public final class ReportedClaims: Sendable, Hashable {
     public let expires: Double?
     /// `iat` as JSON number text.
     public let issuedAtText: String?
-    /// `iat` as a number (for the verdict's time interval).
-    let issuedAt: Double?
 
     public enum Audience: Sendable, Hashable {
         case single(String)
@@ -55,7 +53,6 @@ public final class ReportedClaims: Sendable, Hashable {
             expiresText = nil
             expires = nil
             issuedAtText = nil
-            issuedAt = nil
             return
         }
         issuer = claims.withString(Keys.iss) { text($0, interners?.issuer) }
@@ -85,7 +82,6 @@ public final class ReportedClaims: Sendable, Hashable {
         expiresText = exp?.text
         expires = exp?.seconds
         issuedAtText = iat?.text
-        issuedAt = iat?.seconds
     }
 
     /// The value of a JSON integer literal that the strict reader accepted (so it fits in Int64).

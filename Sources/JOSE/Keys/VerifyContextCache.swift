@@ -28,6 +28,8 @@ enum VerifyContextCache {
 
     struct Slots {
         var next: Int
+        /// Signatures this thread has checked with libcrypto: see ``signatureChecksOnThisThread``.
+        var checks: Int
         var slots: (Slot, Slot, Slot, Slot, Slot, Slot, Slot, Slot)
     }
 
@@ -52,7 +54,7 @@ enum VerifyContextCache {
         if let raw = pthread_getspecific(threadKey) { return raw.assumingMemoryBound(to: Slots.self) }
         let slots = UnsafeMutablePointer<Slots>.allocate(capacity: 1)
         let empty = Slot(id: 0, ctx: nil)
-        slots.initialize(to: Slots(next: 0, slots: (empty, empty, empty, empty, empty, empty, empty, empty)))
+        slots.initialize(to: Slots(next: 0, checks: 0, slots: (empty, empty, empty, empty, empty, empty, empty, empty)))
         pthread_setspecific(threadKey, slots)
         return slots
     }
@@ -77,6 +79,7 @@ enum VerifyContextCache {
                 table[index] = Slot(id: key.contextID, ctx: ctx)
             }
             let ctx = table[index].ctx!
+            slots.pointee.checks &+= 1
             let ok = body(ctx)
             if !ok {
                 EVP_PKEY_CTX_free(ctx)
@@ -86,8 +89,19 @@ enum VerifyContextCache {
         }
     }
 
+    /// How many signatures the calling thread has checked with libcrypto so far: lets tests assert how often a
+    /// caller (an audit routing a token between profiles) verifies a signature. Counted in the thread's slots,
+    /// which every verification reads anyway: no shared counter, no atomic.
+    static var signatureChecksOnThisThread: Int { threadSlots().pointee.checks }
+
     /// Numbers for ``PublicKey/contextID``; 0 marks an empty slot.
     static let lastID = Atomic<UInt64>(0)
 
     static func newID() -> UInt64 { lastID.add(1, ordering: .relaxed).newValue }
+}
+
+extension PublicKey {
+    /// How many signatures the calling thread has checked with libcrypto so far (any key): for tests that count
+    /// the signature verifications a piece of work costs.
+    package static var signatureChecksOnThisThread: Int { VerifyContextCache.signatureChecksOnThisThread }
 }
