@@ -42,8 +42,6 @@ public struct ProfileJudge: TokenJudge {
     /// profile's verifier, keys and policy.
     private let routes: [Route]
     private let byIssuer: [String: Int]
-    /// Key IDs found in exactly one profile's keys: the profile a token signed with that key most likely is for.
-    private let byKid: KidIndex
     private let peekLimits: JWSLimits
     /// How every record's nonce is compared, when the caller chose; otherwise each profile's own mode.
     public let nonceMode: Nonce.Mode?
@@ -62,19 +60,10 @@ public struct ProfileJudge: TokenJudge {
                 byIssuer[issuer] = index
             }
         }
-        var byKid: [String: Int] = [:]
-        var ambiguous: Set<String> = []
-        for (index, entry) in profiles.enumerated() {
-            for kid in Set(entry.keys.kids) {
-                if byKid.updateValue(index, forKey: kid) != nil { ambiguous.insert(kid) }
-            }
-        }
-        for kid in ambiguous { byKid[kid] = nil }
         self.profiles = profiles
         self.routes = profiles.map(Route.init)
         self.nonceMode = nonceMode
         self.byIssuer = byIssuer
-        self.byKid = KidIndex(byKid)
         self.peekLimits = JWSLimits(maxTokenBytes: profiles.map(\.profile.limits.maxTokenBytes).max()!,
                                     maxDepth: profiles.map(\.profile.limits.maxDepth).max()!)
     }
@@ -98,7 +87,7 @@ public struct ProfileJudge: TokenJudge {
             return unsplit(error, token, limits: peekLimits, leeway: 0, profile: nil)
         }
         var guessed: (index: Int, verification: Verification)?
-        if let index = jws.header.withKid({ $0.flatMap(byKid.index(of:)) }) {
+        if let index = jws.header.withKid({ $0.flatMap(profileHolding(kid:)) }) {
             let verification = evaluate(token, jws, with: routes[index], at: now, nonce: expected, routingClaims: nil)
             if verification.isAccepted { return judgement(verification, routes[index], routingClaims: nil) }
             guessed = (index, verification)
@@ -127,6 +116,18 @@ public struct ProfileJudge: TokenJudge {
         let route = routes[index]
         return judgement(evaluate(token, jws, with: route, at: now, nonce: expected, routingClaims: claims), route,
                          routingClaims: claims)
+    }
+
+    /// The one profile whose keys hold the key `kid` (its UTF-8 bytes, as the header holds them): the profile a
+    /// token signed with that key most likely is for; nil when no profile or several do. Each key set's own
+    /// index answers (`JWKSet.key(kid:)` on the bytes): no `String` of the kid is made.
+    private func profileHolding(kid: UnsafeBufferPointer<UInt8>) -> Int? {
+        var found: Int?
+        for index in routes.indices where routes[index].keys.key(kid: kid) != nil {
+            if found != nil { return nil }
+            found = index
+        }
+        return found
     }
 
     /// `route`'s verdict on the token `jws`, split with ``peekLimits``: verified as it is when the profile's

@@ -67,7 +67,7 @@ public struct Judgement: Sendable {
     /// `kid` that is not a string.
     func withKid<R>(_ body: (UnsafeBufferPointer<UInt8>?) -> R) -> R {
         if let splitHeader { return splitHeader.withKid(body) }
-        if let headerObject, let result = headerObject.withString(ReportedClaims.Keys.kid, { body($0) }) { return result }
+        if let headerObject, let result = headerObject.withString(ClaimKey.kid, { body($0) }) { return result }
         return body(nil)
     }
 

@@ -55,13 +55,13 @@ public final class ReportedClaims: Sendable, Hashable {
             issuedAtText = nil
             return
         }
-        issuer = claims.withString(Keys.iss) { text($0, interners?.issuer) }
-        subject = claims.withString(Keys.sub) { ReportedClaims.clip(String(decoding: $0, as: UTF8.self)) }
-        switch claims.kindAndTextLength(of: Keys.aud)?.kind {
+        issuer = claims.withString(ClaimKey.iss) { text($0, interners?.issuer) }
+        subject = claims.withString(ClaimKey.sub) { ReportedClaims.clip(String(decoding: $0, as: UTF8.self)) }
+        switch claims.kindAndTextLength(of: ClaimKey.aud)?.kind {
         case .string?:
-            audience = claims.withString(Keys.aud) { .single(text($0, interners?.audience)) }
+            audience = claims.withString(ClaimKey.aud) { .single(text($0, interners?.audience)) }
         case .array?:
-            let elements = claims[Keys.aud]?.array ?? []
+            let elements = claims[ClaimKey.aud]?.array ?? []
             audience = .list(elements.prefix(16).compactMap { element in element.withStringBytes { text($0, interners?.audience) } })
         default:
             audience = nil
@@ -78,7 +78,7 @@ public final class ReportedClaims: Sendable, Hashable {
             guard let found else { return nil }
             return (found.text, found.real ? ReportedClaims.seconds(claims.number(key)) : found.seconds)
         }
-        let exp = number(Keys.exp), iat = number(Keys.iat)
+        let exp = number(ClaimKey.exp), iat = number(ClaimKey.iat)
         expiresText = exp?.text
         expires = exp?.seconds
         issuedAtText = iat?.text
@@ -105,18 +105,6 @@ public final class ReportedClaims: Sendable, Hashable {
         case .real(let value): return value
         case .missing, .notANumber: return nil
         }
-    }
-
-    /// The names read from every token, hashed once.
-    enum Keys {
-        static let kid = JSONKey("kid")
-        static let iss = JSONKey("iss")
-        static let sub = JSONKey("sub")
-        static let aud = JSONKey("aud")
-        static let exp = JSONKey("exp")
-        static let iat = JSONKey("iat")
-        static let nbf = JSONKey("nbf")
-        static let authTime = JSONKey("auth_time")
     }
 
     public static func == (a: ReportedClaims, b: ReportedClaims) -> Bool {
