@@ -22,17 +22,24 @@ public struct TimeRules: Sendable, Equatable {
     /// the replay cache needs and which the verified-token cache checks again on a hit.
     func check(_ claims: JSONObject, now: Double, leeway: Double, tokenName: String) throws(TokenError) -> TimeWindow {
         var window = TimeWindow(leeway: leeway)
-        // Claim by claim, in the window's order (written out: no array of bounds on the verification path).
-        @inline(__always) func apply(_ bound: TimeWindow.Bound) throws(TokenError) {
-            guard let seconds = try NumericDate.read(claims, bound.key, required: isRequired(bound)) else { return }
-            window.set(bound, seconds)
-            if window.refuses(bound, at: now) { throw refusal(bound, seconds, now: now, leeway: leeway, tokenName: tokenName) }
-        }
-        try apply(.exp)
-        try apply(.nbf)
-        try apply(.iat)
-        try apply(.authTime)
+        // Claim by claim, in the window's order (written out: no array of bounds, and no closure capturing the
+        // window, which would box it, on the verification path).
+        try apply(.exp, claims, now: now, tokenName: tokenName, to: &window)
+        try apply(.nbf, claims, now: now, tokenName: tokenName, to: &window)
+        try apply(.iat, claims, now: now, tokenName: tokenName, to: &window)
+        try apply(.authTime, claims, now: now, tokenName: tokenName, to: &window)
         return window
+    }
+
+    /// Reads `bound`'s claim into `window` and refuses the token if the window then refuses it at `now`.
+    @inline(__always)
+    private func apply(_ bound: TimeWindow.Bound, _ claims: JSONObject, now: Double, tokenName: String,
+                       to window: inout TimeWindow) throws(TokenError) {
+        guard let seconds = try NumericDate.read(claims, bound.key, required: isRequired(bound)) else { return }
+        window.set(bound, seconds)
+        if window.refuses(bound, at: now) {
+            throw refusal(bound, seconds, now: now, leeway: window.leeway, tokenName: tokenName)
+        }
     }
 
     private func isRequired(_ bound: TimeWindow.Bound) -> Bool {
