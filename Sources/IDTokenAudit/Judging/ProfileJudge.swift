@@ -43,6 +43,10 @@ public struct ProfileJudge: TokenJudge {
     private let routes: [Route]
     private let byIssuer: [String: Int]
     private let peekLimits: JWSLimits
+    /// The keys whose `kid` is in exactly one profile's key set, indexed by `kid` as every key set is, and the
+    /// profile each belongs to: a token signed with one of them is most likely for that profile.
+    private let routingKeys: JWKSet
+    private let profileOfKey: [ObjectIdentifier: Int]
     /// How every record's nonce is compared, when the caller chose; otherwise each profile's own mode.
     public let nonceMode: Nonce.Mode?
 
@@ -60,6 +64,20 @@ public struct ProfileJudge: TokenJudge {
                 byIssuer[issuer] = index
             }
         }
+        var owners: [String: Int] = [:]
+        var ambiguous: Set<String> = []
+        for (index, entry) in profiles.enumerated() {
+            for kid in Set(entry.keys.kids) where owners.updateValue(index, forKey: kid) != nil { ambiguous.insert(kid) }
+        }
+        var routingKeys: [PublicKey] = []
+        var profileOfKey: [ObjectIdentifier: Int] = [:]
+        for (kid, index) in owners where !ambiguous.contains(kid) {
+            guard let key = profiles[index].keys.key(kid: kid) else { continue }
+            routingKeys.append(key)
+            profileOfKey[ObjectIdentifier(key)] = index
+        }
+        self.routingKeys = JWKSet(keys: routingKeys)
+        self.profileOfKey = profileOfKey
         self.profiles = profiles
         self.routes = profiles.map(Route.init)
         self.nonceMode = nonceMode
@@ -119,15 +137,10 @@ public struct ProfileJudge: TokenJudge {
     }
 
     /// The one profile whose keys hold the key `kid` (its UTF-8 bytes, as the header holds them): the profile a
-    /// token signed with that key most likely is for; nil when no profile or several do. Each key set's own
-    /// index answers (`JWKSet.key(kid:)` on the bytes): no `String` of the kid is made.
+    /// token signed with that key most likely is for; nil when no profile or several do. The key-set index
+    /// answers (`JWKSet.key(kid:)` on the bytes): no `String` of the kid is made.
     private func profileHolding(kid: UnsafeBufferPointer<UInt8>) -> Int? {
-        var found: Int?
-        for index in routes.indices where routes[index].keys.key(kid: kid) != nil {
-            if found != nil { return nil }
-            found = index
-        }
-        return found
+        routingKeys.key(kid: kid).flatMap { profileOfKey[ObjectIdentifier($0)] }
     }
 
     /// `route`'s verdict on the token `jws`, split with ``peekLimits``: verified as it is when the profile's

@@ -37,9 +37,6 @@ public struct TimeWindow: Sendable, Equatable {
             }
         }
 
-        /// Every bound, in the verifier's order, made once.
-        static let ordered: [Bound] = allCases
-
         /// `exp` is an upper bound (the token is refused from it on); the others are lower bounds.
         var isUpper: Bool { self == .exp }
     }
@@ -65,9 +62,11 @@ public struct TimeWindow: Sendable, Equatable {
     /// makes the verifier refuse the token whatever the time, so it moves no threshold.
     public init(claims: JSONObject, leeway: Double) {
         self.init(leeway: leeway)
-        for bound in Bound.ordered {
-            if let seconds = try? NumericDate.read(claims, bound.key, required: false) { set(bound, seconds) }
-        }
+        // Written out, as on the verifier's path: an audit makes one window per record.
+        if let seconds = NumericDate.valid(claims, ClaimKey.exp) { set(.exp, seconds) }
+        if let seconds = NumericDate.valid(claims, ClaimKey.nbf) { set(.nbf, seconds) }
+        if let seconds = NumericDate.valid(claims, ClaimKey.iat) { set(.iat, seconds) }
+        if let seconds = NumericDate.valid(claims, ClaimKey.authTime) { set(.authTime, seconds) }
     }
 
     /// Sets `bound` from its claim's value in seconds (the leeway is applied here).
@@ -115,7 +114,7 @@ public struct TimeWindow: Sendable, Equatable {
     /// The finite bounds: the instants at which the verdict can change as the time of verification moves.
     /// Between two neighbouring thresholds (a half-open interval `[t₁, t₂)`) every time check answers the same.
     public var thresholds: [Double] {
-        Bound.ordered.map { self[$0] }.filter(\.isFinite)
+        [expiresAt, notBefore, issuedAt, authenticatedAt].filter(\.isFinite)
     }
 
     /// The interval of times `[from, until)` around `at` that no threshold splits: the times at which every
