@@ -108,7 +108,7 @@ let package = Package(
             name: "RedisReplayCacheTests",
             dependencies: ["IDTokenKitRedis", "replay-probe", "TestSupport", .product(name: "Logging", package: "swift-log")]
         ),
-        .testTarget(name: "IDTokenAuditTests", dependencies: ["IDTokenAudit"]),
+        .testTarget(name: "IDTokenAuditTests", dependencies: ["IDTokenAudit", "TestSupport"]),
         // The command line's option group, against Profile(options:) and the audit configuration file.
         .testTarget(name: "idtokenTests", dependencies: ["idtoken", "IDTokenKit", "IDTokenAudit",
                                                         .product(name: "ArgumentParser", package: "swift-argument-parser")]),

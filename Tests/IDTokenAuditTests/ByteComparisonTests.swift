@@ -1,4 +1,4 @@
-@testable import IDTokenAudit
+import IDTokenKit
 import Testing
 
 @Suite("Comparing bytes a word at a time")
@@ -9,16 +9,16 @@ struct ByteComparisonTests {
         for start in 0..<24 {
             for length in 0...(all.count - start) {
                 let same = Array(all[start..<(start + length)])
-                #expect(all.withUnsafeBytes { a in same.withUnsafeBytes { ByteComparison.equal(a, at: start, $0) } })
+                #expect(all.withUnsafeBytes { a in same.withUnsafeBytes { ByteSearch.equal(a, at: start, $0) } })
                 for position in 0..<length {
                     var other = same
                     other[position] ^= 0x01
-                    #expect(!all.withUnsafeBytes { a in other.withUnsafeBytes { ByteComparison.equal(a, at: start, $0) } },
+                    #expect(!all.withUnsafeBytes { a in other.withUnsafeBytes { ByteSearch.equal(a, at: start, $0) } },
                             "start \(start), length \(length), byte \(position)")
                 }
             }
         }
         let tail = Array(all[60...]) + [0]
-        #expect(!all.withUnsafeBytes { a in tail.withUnsafeBytes { ByteComparison.equal(a, at: 60, $0) } })
+        #expect(!all.withUnsafeBytes { a in tail.withUnsafeBytes { ByteSearch.equal(a, at: 60, $0) } })
     }
 }

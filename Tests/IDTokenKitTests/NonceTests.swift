@@ -47,7 +47,12 @@ import Testing
         }
         #expect(Nonce.sha256Hex("abc").expectedClaimValue == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
         #expect(Nonce.exact("abc").expectedClaimValue == "abc")
-        #expect(NonceMode.sha256Hex.expecting("r") == .sha256Hex("r"))
+        #expect(Nonce("r", mode: .sha256Hex) == .sha256Hex("r"))
+        // A nonce without a mode takes the profile's, and is compared exactly when the profile has none.
+        #expect(Nonce("r").resolved(.sha256Hex) == .sha256Hex("r"))
+        #expect(Nonce("r").resolved(nil) == .exact("r"))
+        #expect(Nonce.exact("r").resolved(.sha256Hex) == .exact("r"))
+        #expect(Nonce("abc").expectedClaimValue == "abc")
     }
 
     @Test func matchingIsExact() throws {

@@ -45,114 +45,149 @@ public final class AuditEngine: @unchecked Sendable {
     public func run(_ input: any ByteSource, output: (any AuditSink)? = nil, replay: (any ReplayDetector)? = nil,
                     onResult: ((AuditResult) -> Void)? = nil,
                     progress: ((AuditProgress) -> Void)? = nil) throws -> AuditSummary {
-        let started = DispatchTime.now().uptimeNanoseconds
-        let startedCPU = clock()
-        func elapsed() -> Double { Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9 }
-
+        let clock = RunClock()
         let reader = HandOff(LineReader(input, maxLineBytes: options.maxLineBytes))
-        let totalBytes = reader.value.totalBytes
+        let pipeline = Pipeline(inFlight: options.threads * options.batchesPerThread)
+        startReader(reader, pipeline)
+        startWorkers(pipeline, findReplays: replay != nil)
+
+        var consumer = OrderedConsumer(format: options.format, progressInterval: options.progressInterval, output: output,
+                                       replay: replay, onResult: onResult, progress: progress, cancelled: pipeline.cancelled,
+                                       totalBytes: reader.value.totalBytes, clock: clock)
+        consumer.summary.threads = options.threads
+        consumer.writeHeader()
+        var sequence = 0
+        while let batch = pipeline.done.take(sequence) {
+            sequence += 1
+            defer { pipeline.inFlight.signal() }
+            consumer.consume(batch)
+        }
+        // Every batch has been taken, so the reader thread has finished with the reader (the reorder buffer's lock
+        // orders its last writes before this read).
+        return try consumer.finish(reader.value)
+    }
+
+    // MARK: Reader, workers, ordered consumer
+
+    /// What the reader, the workers and the consumer share: batches to judge, judged batches to put back in
+    /// order, the bound on batches in flight, and the flag that stops the reader.
+    final class Pipeline: Sendable {
         let work = BlockingQueue<Batch>()
         let done = ReorderBuffer<Processed>()
-        let inFlight = DispatchSemaphore(value: options.threads * options.batchesPerThread)
+        let inFlight: DispatchSemaphore
         let cancelled = Flag()
-        let cache = VerdictCache(capacity: options.cacheCapacity)
-        let findReplays = replay != nil
 
-        let readerThread = Thread { [options] in
+        init(inFlight: Int) { self.inFlight = DispatchSemaphore(value: inFlight) }
+    }
+
+    /// The reader thread: splits the input into batches of lines (at most `batchLines` lines, about
+    /// `batchBytes` bytes), waiting for room when too many are in flight.
+    private func startReader(_ reader: HandOff<LineReader>, _ pipeline: Pipeline) {
+        let thread = Thread { [options] in
             var sequence = 0
             var lines: [RawLine] = []
             var bytes = 0
             func send() {
-                inFlight.wait()
-                work.push(Batch(sequence: sequence, lines: lines, bytesRead: reader.value.bytesConsumed, linesRead: reader.value.linesRead))
+                pipeline.inFlight.wait()
+                pipeline.work.push(Batch(sequence: sequence, lines: lines, bytesRead: reader.value.bytesConsumed,
+                                         linesRead: reader.value.linesRead))
                 sequence += 1
                 lines = []
                 bytes = 0
             }
-            while !cancelled.isSet, let line = reader.value.next() {
+            while !pipeline.cancelled.isSet, let line = reader.value.next() {
                 bytes += line.bytes.count + 64
                 lines.append(line)
                 if lines.count >= options.batchLines || bytes >= options.batchBytes { send() }
             }
-            if !lines.isEmpty && !cancelled.isSet { send() }
-            done.finish(count: sequence)
-            work.close()
+            if !lines.isEmpty && !pipeline.cancelled.isSet { send() }
+            pipeline.done.finish(count: sequence)
+            pipeline.work.close()
         }
-        readerThread.start()
+        thread.start()
+    }
 
-        let workers = (0..<options.threads).map { _ in
+    /// `options.threads` worker threads: each extracts, judges (or finds in the shared verdict cache) and renders
+    /// the records of the batches it takes.
+    private func startWorkers(_ pipeline: Pipeline, findReplays: Bool) {
+        let cache = VerdictCache(capacity: options.cacheCapacity)
+        for _ in 0..<options.threads {
             Thread { [self] in
                 let interners = ClaimInterners()
-                while let batch = work.pop() {
-                    done.put(batch.sequence, process(batch, cache: cache, findReplays: findReplays, interners: interners))
+                while let batch = pipeline.work.pop() {
+                    pipeline.done.put(batch.sequence, process(batch, cache: cache, findReplays: findReplays, interners: interners))
                 }
-            }
+            }.start()
         }
-        for worker in workers { worker.start() }
+    }
 
+    /// The wall and CPU time of one run.
+    struct RunClock {
+        let started = DispatchTime.now().uptimeNanoseconds
+        let startedCPU = clock()
+
+        func elapsed() -> Double { Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9 }
+        func cpuSeconds() -> Double { Double(clock() - startedCPU) / Double(CLOCKS_PER_SEC) }
+    }
+
+    /// The calling thread's part: takes the judged batches in input order, runs the replay stage, adds each
+    /// result to the summary, writes the output and reports progress. After a failure (output or replay store)
+    /// it takes the remaining batches without looking at them, so that the reader and workers can finish.
+    struct OrderedConsumer {
+        let format: OutputFormat
+        let progressInterval: Double
+        let output: (any AuditSink)?
+        let replay: (any ReplayDetector)?
+        let onResult: ((AuditResult) -> Void)?
+        let progress: ((AuditProgress) -> Void)?
+        let cancelled: Flag
+        let totalBytes: Int64?
+        let clock: RunClock
         var summary = AuditSummary()
-        summary.threads = options.threads
-        var failure: Error?
-        var writeFailed = false
-        if let output, !options.format.header.isEmpty {
-            do { try output.write(Array(options.format.header.utf8)) } catch { failure = error; writeFailed = true; cancelled.set() }
+        private var failure: Error?
+        private var writeFailed = false
+        private var lastProgress = 0.0
+        private var lastBatch: (bytes: Int64, lines: Int) = (0, 0)
+
+        init(format: OutputFormat, progressInterval: Double, output: (any AuditSink)?, replay: (any ReplayDetector)?,
+             onResult: ((AuditResult) -> Void)?, progress: ((AuditProgress) -> Void)?, cancelled: Flag, totalBytes: Int64?,
+             clock: RunClock) {
+            self.format = format
+            self.progressInterval = progressInterval
+            self.output = output
+            self.replay = replay
+            self.onResult = onResult
+            self.progress = progress
+            self.cancelled = cancelled
+            self.totalBytes = totalBytes
+            self.clock = clock
         }
-        var lastProgress = 0.0
-        var sequence = 0
-        var lastBatch: (bytes: Int64, lines: Int) = (0, 0)
-        while let batch = done.take(sequence) {
-            sequence += 1
-            defer { inFlight.signal() }
-            guard failure == nil else { continue }
+
+        mutating func writeHeader() {
+            guard let output, !format.header.isEmpty else { return }
+            do { try output.write(Array(format.header.utf8)) } catch { fail(writing: error) }
+        }
+
+        private mutating func fail(writing error: Error) {
+            failure = error
+            writeFailed = true
+            cancelled.set()
+        }
+
+        mutating func consume(_ batch: Processed) {
+            guard failure == nil else { return }
             // The workers' rendering stands unless the replay stage changed a verdict; only then is the batch's
             // output put together again.
-            var rendered: [UInt8] = []
-            var changed = false
-            var start = 0
-            if replay == nil {
+            var rerendered: [UInt8]?
+            if let replay {
+                rerendered = applyReplays(batch, replay)
+            } else {
                 // No verdict can change: the results are read in place, not copied one by one.
                 batch.results.withUnsafeBufferPointer { results in
                     for k in results.indices {
                         summary.add(results[k])
                         onResult?(results[k])
                     }
-                }
-            } else {
-                for k in batch.results.indices {
-                    let end = batch.ends[k]
-                    var result = batch.results[k]
-                    let wasValid = result.isValid
-                    if result.isValid, let replay, let entry = result.replayEntry, failure == nil {
-                        do throws(TokenError) {
-                            if let first = try replay.record(entry, line: result.line, at: result.at) {
-                                result.firstSeenLine = first
-                                result.error = TokenError(.replayed, claim: nil, AuditEngine.replayMessage(first))
-                            }
-                        } catch {
-                            // Without answers from the replay store, no verdict after this point would mean anything.
-                            failure = AuditOutputError("the replay store could not answer at line \(result.line): \(error.message)")
-                            cancelled.set()
-                            if !changed {
-                                // Only the records before this one are written.
-                                changed = true
-                                rendered.append(contentsOf: batch.rendered[..<start])
-                            }
-                            break
-                        }
-                    }
-                    if result.isValid != wasValid, output != nil {
-                        if !changed {
-                            changed = true
-                            rendered.reserveCapacity(batch.rendered.count + 256)
-                            rendered.append(contentsOf: batch.rendered[..<start])
-                        }
-                        options.format.render(result, into: &rendered)
-                    } else if changed {
-                        rendered.append(contentsOf: batch.rendered[start..<end])
-                    }
-                    start = end
-                    summary.add(result)
-                    onResult?(result)
                 }
             }
             summary.blankLines += batch.blankLines
@@ -161,31 +196,80 @@ public final class AuditEngine: @unchecked Sendable {
             summary.lines = batch.linesRead
             lastBatch = (batch.bytesRead, batch.linesRead)
             if let output {
-                do { try output.write(changed ? rendered : batch.rendered) } catch { failure = error; writeFailed = true; cancelled.set() }
+                do { try output.write(rerendered ?? batch.rendered) } catch { fail(writing: error) }
             }
             if let progress {
-                let now = elapsed()
-                if now - lastProgress >= options.progressInterval {
+                let now = clock.elapsed()
+                if now - lastProgress >= progressInterval {
                     lastProgress = now
                     progress(AuditProgress(records: summary.records, lines: batch.linesRead, elapsedSeconds: now,
                                            bytesRead: batch.bytesRead, totalBytes: totalBytes))
                 }
             }
         }
-        // Every batch has been taken, so the reader thread has finished with the reader (the reorder buffer's lock
-        // orders its last writes before this read).
-        summary.inputError = reader.value.inputError
-        summary.lines = max(summary.lines, reader.value.linesRead)
-        // What was judged before a replay-store failure is still written out.
-        if let output, !writeFailed {
-            do { try output.flush() } catch { failure = failure ?? error }
+
+        /// Runs the replay stage over a batch's valid results and adds every result to the summary. Returns the
+        /// batch's output again when a verdict changed (or the replay store failed part-way: the records before the
+        /// failure only); nil when the workers' rendering stands.
+        private mutating func applyReplays(_ batch: Processed, _ replay: any ReplayDetector) -> [UInt8]? {
+            var rendered: [UInt8] = []
+            var changed = false
+            var start = 0
+            for k in batch.results.indices {
+                let end = batch.ends[k]
+                var result = batch.results[k]
+                let wasValid = result.isValid
+                if result.isValid, let entry = result.replayEntry, failure == nil {
+                    do throws(TokenError) {
+                        if let first = try replay.record(entry, line: result.line, at: result.at) {
+                            result.firstSeenLine = first
+                            result.error = TokenError(.replayed, claim: nil, AuditEngine.replayMessage(first))
+                        }
+                    } catch {
+                        // Without answers from the replay store, no verdict after this point would mean anything.
+                        failure = AuditOutputError("the replay store could not answer at line \(result.line): \(error.message)")
+                        cancelled.set()
+                        if !changed {
+                            // Only the records before this one are written.
+                            changed = true
+                            rendered.append(contentsOf: batch.rendered[..<start])
+                        }
+                        break
+                    }
+                }
+                if result.isValid != wasValid, output != nil {
+                    if !changed {
+                        changed = true
+                        rendered.reserveCapacity(batch.rendered.count + 256)
+                        rendered.append(contentsOf: batch.rendered[..<start])
+                    }
+                    format.render(result, into: &rendered)
+                } else if changed {
+                    rendered.append(contentsOf: batch.rendered[start..<end])
+                }
+                start = end
+                summary.add(result)
+                onResult?(result)
+            }
+            return changed ? rendered : nil
         }
-        summary.elapsedSeconds = elapsed()
-        summary.cpuSeconds = Double(clock() - startedCPU) / Double(CLOCKS_PER_SEC)
-        progress?(AuditProgress(records: summary.records, lines: summary.lines, elapsedSeconds: summary.elapsedSeconds,
-                                bytesRead: max(lastBatch.bytes, reader.value.bytesConsumed), totalBytes: totalBytes))
-        if let failure { throw failure }
-        return summary
+
+        /// The summary once every batch is in: the input's error if any, the times, the last progress report.
+        /// - Throws: the first failure (output or replay store), after flushing what was written before it.
+        mutating func finish(_ reader: LineReader) throws -> AuditSummary {
+            summary.inputError = reader.inputError
+            summary.lines = max(summary.lines, reader.linesRead)
+            // What was judged before a replay-store failure is still written out.
+            if let output, !writeFailed {
+                do { try output.flush() } catch { failure = failure ?? error }
+            }
+            summary.elapsedSeconds = clock.elapsed()
+            summary.cpuSeconds = clock.cpuSeconds()
+            progress?(AuditProgress(records: summary.records, lines: summary.lines, elapsedSeconds: summary.elapsedSeconds,
+                                    bytesRead: max(lastBatch.bytes, reader.bytesConsumed), totalBytes: totalBytes))
+            if let failure { throw failure }
+            return summary
+        }
     }
 
     static func replayMessage(_ first: Int) -> String {
@@ -262,12 +346,12 @@ public final class AuditEngine: @unchecked Sendable {
         var replayEntry: ReplayEntry?
         if findReplays, judgement.isValid {
             replayEntry = AuditEngine.replayEntry(token: token, issuer: claims.issuer ?? "",
-                                                  expires: claims.expires ?? at, leeway: judgement.leeway)
+                                                  exp: claims.expires ?? at, leeway: judgement.leeway)
         }
         let verdict = VerdictCache.Verdict(error: judgement.error, claims: claims, signatureVerified: judgement.signatureVerified,
                                            profile: judgement.profile, replayEntry: replayEntry)
         if cache.isEnabled {
-            let interval = judgement.interval(around: at, reported: claims)
+            let interval = judgement.interval(around: at)
             cache.insert(hash, token: token, nonce: nonce,
                          entry: VerdictCache.Entry(from: interval.from, until: interval.until, verdict: verdict),
                          releasing: claimed)
@@ -276,13 +360,11 @@ public final class AuditEngine: @unchecked Sendable {
                            signatureVerified: verdict.signatureVerified, profile: verdict.profile, replayEntry: replayEntry)
     }
 
-    /// The replay key of DESIGN §6: the issuer and the SHA-256 of the signed `header.payload` as received (the
-    /// same for every form of one token, which an ECDSA signature segment is not), kept until `exp` + leeway.
-    static func replayEntry(token: String, issuer: String, expires: Double, leeway: Double) -> ReplayEntry {
-        let utf8 = token.utf8
-        let signed = utf8.lastIndex(of: UInt8(ascii: ".")).map { utf8[..<$0] } ?? utf8[...]
-        return ReplayEntry(issuer: issuer, tokenDigest: SHA256.hash(Array(signed)),
-                           expiresAt: Int64((expires + leeway).rounded(.up)))
+    /// The replay key of DESIGN §6 (``ReplayEntry/init(signingInput:issuer:exp:leeway:)``, as the verifier makes
+    /// it) of a valid token: its signed `header.payload` is everything before the last dot.
+    static func replayEntry(token: String, issuer: String, exp: Double, leeway: Double) -> ReplayEntry {
+        let end = token.utf8.lastIndex(of: UInt8(ascii: ".")) ?? token.utf8.endIndex
+        return ReplayEntry(signingInput: token[..<end], issuer: issuer, exp: exp, leeway: leeway)
     }
 }
 

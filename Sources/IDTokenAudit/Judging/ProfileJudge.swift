@@ -25,31 +25,35 @@ public struct AuditProfile: Sendable {
 /// With one profile every token is verified by it, and a foreign issuer is that verifier's `wrong_issuer`.
 /// With several, the payload's `iss` is read first (unverified: it only chooses the profile, whose verifier
 /// then checks everything, the issuer included); a token whose issuer no profile accepts is `wrong_issuer`.
-/// A record's nonce is the raw nonce: hashed for profiles whose provider hashes it (Apple, Facebook), compared
-/// exactly otherwise.
+/// A record's nonce is the raw nonce: compared as the judge's ``nonceMode`` says when the caller chose one,
+/// otherwise as each profile's provider carries it (``Profile/nonceMode``).
 ///
-/// Reading the payload for routing costs a base64url decoding and a JSON parse that the verifier then does
-/// again. So when the header's `kid` names a key of exactly one profile, that profile's verifier is tried
-/// first: if it accepts the token, the token's `iss` is one of that profile's issuers (the verifier checked it),
-/// so routing by `iss` would have chosen the same profile. Only when it refuses the token is the payload read
-/// for routing; if routing chooses the same profile, its answer stands, otherwise the routed profile judges.
-/// The verdict is the one routing alone gives, for one payload read fewer per accepted token.
+/// Each record is split once, and its signature verified at most once, whatever the routing. When the
+/// header's `kid` names a key of exactly one profile, that profile's verifier is tried first
+/// (`IDTokenVerifier.evaluate(_:keys:at:nonce:)` on the split token): if it accepts the token, the token's
+/// `iss` is one of that profile's issuers (the verifier checked it), so routing by `iss` would have chosen the
+/// same profile. Only when it refuses the token is the `iss` it read used for routing; if routing chooses the
+/// same profile, its answer stands, otherwise the routed profile judges — and since the `kid` is in no other
+/// profile's keys, that profile refuses the token before its signature. The verdict is the one routing alone
+/// gives, for one payload read fewer per accepted token.
 public struct ProfileJudge: TokenJudge {
     public let profiles: [AuditProfile]
     /// The profiles as the judge uses them, by reference: a record costs one retain of its route, not a copy of a
     /// profile's verifier, keys and policy.
     private let routes: [Route]
     private let byIssuer: [String: Int]
-    /// Key IDs found in exactly one profile's keys: the profile a token signed with that key most likely is for.
-    private let byKid: KidIndex
     private let peekLimits: JWSLimits
+    /// The keys whose `kid` is in exactly one profile's key set, indexed by `kid` as every key set is, and the
+    /// profile each belongs to: a token signed with one of them is most likely for that profile.
+    private let routingKeys: JWKSet
+    private let profileOfKey: [ObjectIdentifier: Int]
     /// How every record's nonce is compared, when the caller chose; otherwise each profile's own mode.
-    public let nonceMode: NonceMode?
+    public let nonceMode: Nonce.Mode?
 
     /// - Parameter nonceMode: compare every record's nonce this way (`--nonce` hashes, `--nonce-exact` does
     ///   not); nil: as each profile's provider does.
     /// - Throws: ``ConfigurationError`` when there is no profile or two profiles accept the same issuer.
-    public init(profiles: [AuditProfile], nonceMode: NonceMode? = nil) throws(ConfigurationError) {
+    public init(profiles: [AuditProfile], nonceMode: Nonce.Mode? = nil) throws(ConfigurationError) {
         guard !profiles.isEmpty else { throw ConfigurationError("an audit needs at least one profile") }
         var byIssuer: [String: Int] = [:]
         for (index, entry) in profiles.enumerated() {
@@ -60,44 +64,62 @@ public struct ProfileJudge: TokenJudge {
                 byIssuer[issuer] = index
             }
         }
-        var byKid: [String: Int] = [:]
+        var owners: [String: Int] = [:]
         var ambiguous: Set<String> = []
         for (index, entry) in profiles.enumerated() {
-            for kid in Set(entry.keys.kids) {
-                if byKid.updateValue(index, forKey: kid) != nil { ambiguous.insert(kid) }
-            }
+            for kid in Set(entry.keys.kids) where owners.updateValue(index, forKey: kid) != nil { ambiguous.insert(kid) }
         }
-        for kid in ambiguous { byKid[kid] = nil }
+        var routingKeys: [PublicKey] = []
+        var profileOfKey: [ObjectIdentifier: Int] = [:]
+        for (kid, index) in owners where !ambiguous.contains(kid) {
+            guard let key = profiles[index].keys.key(kid: kid) else { continue }
+            routingKeys.append(key)
+            profileOfKey[ObjectIdentifier(key)] = index
+        }
+        self.routingKeys = JWKSet(keys: routingKeys)
+        self.profileOfKey = profileOfKey
         self.profiles = profiles
         self.routes = profiles.map(Route.init)
         self.nonceMode = nonceMode
         self.byIssuer = byIssuer
-        self.byKid = KidIndex(byKid)
         self.peekLimits = JWSLimits(maxTokenBytes: profiles.map(\.profile.limits.maxTokenBytes).max()!,
                                     maxDepth: profiles.map(\.profile.limits.maxDepth).max()!)
     }
 
     public func judge(_ token: String, at: Double, nonce: String?) -> Judgement {
-        if routes.count == 1 { return verify(token, with: routes[0], at: at, nonce: nonce, peeked: nil) }
+        let expected = nonce.map { Nonce($0, mode: nonceMode) }
+        let now = Date(timeIntervalSince1970: at)
+        if routes.count == 1 {
+            let route = routes[0]
+            do throws(TokenError) {
+                let jws = try CompactJWS(token, limits: route.limits)
+                return judgement(route.verifier.evaluate(jws, keys: route.keys, at: now, nonce: expected), route, routingClaims: nil)
+            } catch {
+                return unsplit(error, token, limits: route.limits, leeway: route.leeway, profile: route.name)
+            }
+        }
         let jws: CompactJWS
-        let claims: JSONObject
         do throws(TokenError) {
             jws = try CompactJWS(token, limits: peekLimits)
         } catch {
-            let peek = UnverifiedPeek.parts(token, maxBytes: peekLimits.maxTokenBytes)
-            return Judgement(error: error, signatureVerified: false, header: peek.header, claims: peek.claims, leeway: 0, profile: nil)
+            return unsplit(error, token, limits: peekLimits, leeway: 0, profile: nil)
         }
-        var guessed: (index: Int, judgement: Judgement)?
-        if let index = jws.header.withKid({ $0.flatMap(byKid.index(of:)) }) {
-            let judgement = verify(token, with: routes[index], at: at, nonce: nonce, split: jws, peeked: nil, readParts: false)
-            if judgement.isValid { return judgement }
-            guessed = (index, judgement)
+        var guessed: (index: Int, verification: Verification)?
+        if let index = jws.header.withKid({ $0.flatMap(profileHolding(kid:)) }) {
+            let verification = evaluate(token, jws, with: routes[index], at: now, nonce: expected, routingClaims: nil)
+            if verification.isAccepted { return judgement(verification, routes[index], routingClaims: nil) }
+            guessed = (index, verification)
         }
-        do throws(TokenError) {
-            claims = try jws.claims(maxDepth: peekLimits.maxDepth)
-        } catch {
-            let peek = UnverifiedPeek.parts(token, maxBytes: peekLimits.maxTokenBytes)
-            return Judgement(error: error, signatureVerified: false, header: peek.header, claims: peek.claims, leeway: 0, profile: nil)
+        // The payload for routing: as the guessed profile's verifier read it, or read here.
+        let claims: JSONObject
+        if let guessed, case .refused(_, _, _, let read?) = guessed.verification {
+            claims = read
+        } else {
+            do throws(TokenError) {
+                claims = try jws.claims(maxDepth: peekLimits.maxDepth)
+            } catch {
+                return unsplit(error, token, limits: peekLimits, leeway: 0, profile: nil)
+            }
         }
         guard let iss = claims["iss"]?.string, let index = byIssuer[iss] else {
             let shown = claims["iss"].map { $0.string.map { "\"\(String($0.prefix(200)))\"" } ?? "a \($0.kind)" } ?? "no issuer"
@@ -106,54 +128,55 @@ public struct ProfileJudge: TokenJudge {
                              signatureVerified: false, splitHeader: jws.header, claims: claims, leeway: 0, profile: nil)
         }
         if let guessed, guessed.index == index {
-            // The same profile, the same split token: its verdict, with the header and claims routing read.
-            var judgement = guessed.judgement
-            judgement.setHeader(jws.header)
-            judgement.claims = claims
-            return judgement
+            // The same profile, the same split token: its verdict stands.
+            return judgement(guessed.verification, routes[index], routingClaims: claims)
         }
-        return verify(token, with: routes[index], at: at, nonce: nonce, split: jws, peeked: (jws, claims))
+        let route = routes[index]
+        return judgement(evaluate(token, jws, with: route, at: now, nonce: expected, routingClaims: claims), route,
+                         routingClaims: claims)
     }
 
-    /// - Parameters:
-    ///   - split: the token as split with ``peekLimits``, when it was; verified as it is when the profile's
-    ///     limits are the same.
-    ///   - peeked: the split and the claims routing read, reported for a refused token.
-    ///   - readParts: whether to read a refused token's header and claims for the report when `peeked` is nil
-    ///     (not when the caller reads them itself).
-    private func verify(_ token: String, with entry: Route, at: Double, nonce: String?,
-                        split: CompactJWS? = nil, peeked: (CompactJWS, JSONObject)?, readParts: Bool = true) -> Judgement {
-        let leeway = entry.leeway
-        let limits = entry.limits
-        let expected = nonce.map { (nonceMode ?? entry.nonceMode)?.expecting($0) ?? .exact($0) }
-        let now = Date(timeIntervalSince1970: at)
-        do throws(TokenError) {
-            let verified: VerifiedToken
-            if let jws = split, limits == peekLimits {
-                // Routing already split the token with these limits: verify that split, not a second one.
-                verified = try entry.verifier.verify(jws, keys: entry.keys, now: now, nonce: expected)
-            } else {
-                verified = try entry.verifier.verify(token, keys: entry.keys, now: now, nonce: expected)
-            }
-            return Judgement(error: nil, signatureVerified: true, splitHeader: verified.header, claims: verified.claims.object,
-                             leeway: leeway, profile: entry.name)
-        } catch {
-            var claims = peeked?.1
-            var judgement = Judgement(error: error, signatureVerified: error.code.isAfterSignature, splitHeader: peeked?.0.header,
-                                      claims: nil, leeway: leeway, profile: entry.name)
-            if peeked == nil && readParts {
-                if let jws = try? CompactJWS(token, limits: limits) {
-                    judgement.setHeader(jws.header)
-                    claims = try? jws.claims(maxDepth: limits.maxDepth)
-                } else {
-                    let peek = UnverifiedPeek.parts(token, maxBytes: limits.maxTokenBytes)
-                    judgement.header = peek.header
-                    claims = peek.claims
-                }
-            }
-            judgement.claims = claims
-            return judgement
+    /// The one profile whose keys hold the key `kid` (its UTF-8 bytes, as the header holds them): the profile a
+    /// token signed with that key most likely is for; nil when no profile or several do. The key-set index
+    /// answers (`JWKSet.key(kid:)` on the bytes): no `String` of the kid is made.
+    private func profileHolding(kid: UnsafeBufferPointer<UInt8>) -> Int? {
+        routingKeys.key(kid: kid).flatMap { profileOfKey[ObjectIdentifier($0)] }
+    }
+
+    /// `route`'s verdict on the token `jws`, split with ``peekLimits``: verified as it is when the profile's
+    /// limits are the same (the usual case), split again under the profile's own limits otherwise.
+    /// - Parameter routingClaims: the payload routing read, when it did: a refusal before the signature then
+    ///   reports it rather than reading the payload again.
+    private func evaluate(_ token: String, _ jws: CompactJWS, with route: Route, at now: Date, nonce: Nonce?,
+                          routingClaims: JSONObject?) -> Verification {
+        let reads = routingClaims == nil
+        if route.limits == peekLimits {
+            return route.verifier.evaluate(jws, keys: route.keys, at: now, nonce: nonce, readingRefusedClaims: reads)
         }
+        do throws(TokenError) {
+            let own = try CompactJWS(token, limits: route.limits)
+            return route.verifier.evaluate(own, keys: route.keys, at: now, nonce: nonce, readingRefusedClaims: reads)
+        } catch {
+            return .refused(error, signatureVerified: false, header: jws.header, claims: nil)
+        }
+    }
+
+    /// The judgement of `route`'s verification; a refusal that did not read the payload reports `routingClaims`.
+    private func judgement(_ verification: Verification, _ route: Route, routingClaims: JSONObject?) -> Judgement {
+        switch verification {
+        case .accepted(let verified):
+            return Judgement(error: nil, signatureVerified: true, splitHeader: verified.header, claims: verified.claims.object,
+                             leeway: route.leeway, profile: route.name)
+        case .refused(let error, let signatureVerified, let header, let claims):
+            return Judgement(error: error, signatureVerified: signatureVerified, splitHeader: header,
+                             claims: claims ?? routingClaims, leeway: route.leeway, profile: route.name)
+        }
+    }
+
+    /// A token that could not be split: its header and payload as far as they read, for the report.
+    private func unsplit(_ error: TokenError, _ token: String, limits: JWSLimits, leeway: Double, profile: String?) -> Judgement {
+        let peek = UnverifiedPeek.parts(token, maxBytes: limits.maxTokenBytes)
+        return Judgement(error: error, signatureVerified: false, header: peek.header, claims: peek.claims, leeway: leeway, profile: profile)
     }
 
     /// One profile as the judge uses it, with what each record reads of its policy worked out once.
@@ -163,7 +186,6 @@ public struct ProfileJudge: TokenJudge {
         let keys: JWKSet
         let leeway: Double
         let limits: JWSLimits
-        let nonceMode: NonceMode?
 
         init(_ profile: AuditProfile) {
             name = profile.name
@@ -171,7 +193,6 @@ public struct ProfileJudge: TokenJudge {
             keys = profile.keys
             leeway = Double(profile.profile.leeway.seconds)
             limits = profile.profile.limits
-            nonceMode = profile.profile.nonceMode
         }
     }
 }

@@ -67,61 +67,26 @@ public struct Judgement: Sendable {
     /// `kid` that is not a string.
     func withKid<R>(_ body: (UnsafeBufferPointer<UInt8>?) -> R) -> R {
         if let splitHeader { return splitHeader.withKid(body) }
-        if let headerObject, let result = headerObject.withString(ReportedClaims.Keys.kid, { body($0) }) { return result }
+        if let headerObject, let result = headerObject.withString(ClaimKey.kid, { body($0) }) { return result }
         return body(nil)
     }
 
     public var isValid: Bool { error == nil }
 
-    /// The instants at which this token's verdict can change as the time of judgement moves: `exp` + leeway,
-    /// and `nbf`, `iat`, `auth_time` − leeway (DESIGN §2). Between two neighbouring thresholds the verdict is
-    /// the same, which is what lets the audit reuse it for a repeated token judged at another time.
-    public var timeThresholds: [Double] {
-        var out: [Double] = []
-        forEachThreshold { out.append($0) }
-        return out
+    /// The token's time window (DESIGN §2) under the deciding profile's leeway, from its claims: the same
+    /// ``TimeWindow`` the verifier's time check and the verified-token cache ask.
+    public var timeWindow: TimeWindow {
+        claims.map { TimeWindow(claims: $0, leeway: leeway) } ?? TimeWindow(leeway: leeway)
     }
+
+    /// The instants at which this token's verdict can change as the time of judgement moves: `exp` + leeway,
+    /// and `nbf`, `iat`, `auth_time` − leeway (``TimeWindow/thresholds``). Between two neighbouring thresholds
+    /// the verdict is the same, which is what lets the audit reuse it for a repeated token judged at another time.
+    public var timeThresholds: [Double] { timeWindow.thresholds }
 
     /// The interval of times `[from, until)` around `at` that no threshold splits: the times for which this
-    /// verdict holds. Worked out without building the list of thresholds.
+    /// verdict holds (``TimeWindow/interval(around:)``).
     public func interval(around at: Double) -> (from: Double, until: Double) {
-        interval(around: at, reported: nil)
-    }
-
-    /// ``interval(around:)`` with `exp` and `iat` as ``ReportedClaims`` read them from these claims, so that they
-    /// are not looked up again.
-    func interval(around at: Double, reported: ReportedClaims?) -> (from: Double, until: Double) {
-        var from = -Double.infinity, until = Double.infinity
-        forEachThreshold(reported: reported) { t in
-            if t <= at { from = max(from, t) } else { until = min(until, t) }
-        }
-        return (from, until)
-    }
-
-    private func forEachThreshold(reported: ReportedClaims? = nil, _ body: (Double) -> Void) {
-        guard let claims else { return }
-        func threshold(_ seconds: Double?, _ sign: Double) {
-            if let seconds, seconds.isFinite { body(seconds + sign * leeway) }
-        }
-        func threshold(_ key: JSONKey, _ sign: Double) {
-            threshold(ReportedClaims.seconds(claims.number(key)), sign)
-        }
-        if let reported { threshold(reported.expires, 1) } else { threshold(ReportedClaims.Keys.exp, 1) }
-        threshold(ReportedClaims.Keys.nbf, -1)
-        if let reported { threshold(reported.issuedAt, -1) } else { threshold(ReportedClaims.Keys.iat, -1) }
-        threshold(ReportedClaims.Keys.authTime, -1)
-    }
-}
-
-extension TokenError.Code {
-    /// Codes that a verifier raises only after the signature verified (DESIGN §2 steps 5–6).
-    public var isAfterSignature: Bool {
-        switch self {
-        case .expired, .notYetValid, .issuedInFuture, .wrongIssuer, .wrongAudience, .invalidClaim, .nonceMismatch,
-             .replayed, .tenantMismatch, .providerNotAllowed, .revoked:
-            return true
-        default:
-            return false
-        }
+        timeWindow.interval(around: at)
     }
 }

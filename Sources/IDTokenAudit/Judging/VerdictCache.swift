@@ -108,8 +108,8 @@ final class VerdictCache: @unchecked Sendable {
             guard Int(slot.tokenCount) == token.count, Int(slot.nonceCount) == (nonce?.count ?? -1) else { return false }
             return pages[Int(slot.page)].withUnsafeBytes { page in
                 let start = Int(slot.start)
-                return ByteComparison.equal(page, at: start, token)
-                    && (nonce.map { ByteComparison.equal(page, at: start + token.count, $0) } ?? true)
+                return ByteSearch.equal(page, at: start, token)
+                    && (nonce.map { ByteSearch.equal(page, at: start + token.count, $0) } ?? true)
             }
         }
 

@@ -14,8 +14,6 @@ public final class ReportedClaims: Sendable, Hashable {
     public let expires: Double?
     /// `iat` as JSON number text.
     public let issuedAtText: String?
-    /// `iat` as a number (for the verdict's time interval).
-    let issuedAt: Double?
 
     public enum Audience: Sendable, Hashable {
         case single(String)
@@ -55,16 +53,15 @@ public final class ReportedClaims: Sendable, Hashable {
             expiresText = nil
             expires = nil
             issuedAtText = nil
-            issuedAt = nil
             return
         }
-        issuer = claims.withString(Keys.iss) { text($0, interners?.issuer) }
-        subject = claims.withString(Keys.sub) { ReportedClaims.clip(String(decoding: $0, as: UTF8.self)) }
-        switch claims.kindAndTextLength(of: Keys.aud)?.kind {
+        issuer = claims.withString(ClaimKey.iss) { text($0, interners?.issuer) }
+        subject = claims.withString(ClaimKey.sub) { ReportedClaims.clip(String(decoding: $0, as: UTF8.self)) }
+        switch claims.kindAndTextLength(of: ClaimKey.aud)?.kind {
         case .string?:
-            audience = claims.withString(Keys.aud) { .single(text($0, interners?.audience)) }
+            audience = claims.withString(ClaimKey.aud) { .single(text($0, interners?.audience)) }
         case .array?:
-            let elements = claims[Keys.aud]?.array ?? []
+            let elements = claims[ClaimKey.aud]?.array ?? []
             audience = .list(elements.prefix(16).compactMap { element in element.withStringBytes { text($0, interners?.audience) } })
         default:
             audience = nil
@@ -81,11 +78,10 @@ public final class ReportedClaims: Sendable, Hashable {
             guard let found else { return nil }
             return (found.text, found.real ? ReportedClaims.seconds(claims.number(key)) : found.seconds)
         }
-        let exp = number(Keys.exp), iat = number(Keys.iat)
+        let exp = number(ClaimKey.exp), iat = number(ClaimKey.iat)
         expiresText = exp?.text
         expires = exp?.seconds
         issuedAtText = iat?.text
-        issuedAt = iat?.seconds
     }
 
     /// The value of a JSON integer literal that the strict reader accepted (so it fits in Int64).
@@ -109,18 +105,6 @@ public final class ReportedClaims: Sendable, Hashable {
         case .real(let value): return value
         case .missing, .notANumber: return nil
         }
-    }
-
-    /// The names read from every token, hashed once.
-    enum Keys {
-        static let kid = JSONKey("kid")
-        static let iss = JSONKey("iss")
-        static let sub = JSONKey("sub")
-        static let aud = JSONKey("aud")
-        static let exp = JSONKey("exp")
-        static let iat = JSONKey("iat")
-        static let nbf = JSONKey("nbf")
-        static let authTime = JSONKey("auth_time")
     }
 
     public static func == (a: ReportedClaims, b: ReportedClaims) -> Bool {

@@ -31,7 +31,7 @@ final class StringInterner {
     func string(_ bytes: UnsafeBufferPointer<UInt8>) -> String {
         let raw = UnsafeRawBufferPointer(bytes)
         for candidate in values where candidate.bytes.count == bytes.count {
-            if candidate.bytes.withUnsafeBytes({ ByteComparison.equal($0, at: 0, raw) }) { return candidate.text }
+            if candidate.bytes.withUnsafeBytes({ ByteSearch.equal($0, at: 0, raw) }) { return candidate.text }
         }
         let text = String(decoding: bytes, as: UTF8.self)
         if bytes.count <= maxLength {

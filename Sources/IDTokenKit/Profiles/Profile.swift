@@ -18,7 +18,8 @@ public struct Profile: Sendable {
     public var time: TimeRules
     /// Further checks, in order, after issuer, audience, time and subject.
     public var rules: [any ClaimRule]
-    /// How the provider carries a nonce: ``NonceMode/sha256Hex`` for Apple and Facebook; nil when it has none.
+    /// How the provider carries a nonce: ``Nonce/Mode/sha256Hex`` for Apple and Facebook; nil when it has none.
+    /// A verifier compares a nonce given without a mode (``Nonce/init(_:mode:)``) this way.
     public var nonceMode: NonceMode?
     public var leeway: Leeway
     public var limits: JWSLimits
@@ -73,18 +74,5 @@ public struct Profile: Sendable {
         }
         guard !algorithms.isEmpty else { throw ConfigurationError("a profile needs at least one algorithm") }
         guard limits.maxTokenBytes > 0, limits.maxDepth > 0 else { throw ConfigurationError("the token limits must be positive") }
-    }
-}
-
-/// How a provider carries the nonce the app sent.
-public enum NonceMode: String, Sendable, Equatable {
-    /// The token holds the lowercase hex SHA-256 of the raw nonce.
-    case sha256Hex
-    /// The token holds the nonce as sent.
-    case exact
-
-    /// The expectation for a raw nonce the backend kept.
-    public func expecting(_ raw: String) -> Nonce {
-        self == .sha256Hex ? .sha256Hex(raw) : .exact(raw)
     }
 }

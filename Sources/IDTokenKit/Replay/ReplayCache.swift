@@ -17,6 +17,16 @@ public struct ReplayEntry: Sendable, Hashable {
         self.tokenDigest = tokenDigest
         self.expiresAt = expiresAt
     }
+
+    /// The replay key of DESIGN §6 for an accepted token — the one derivation, used by the verifier and by the
+    /// audit: the issuer and the SHA-256 of `signingInput` (the token's `header.payload` as received), kept until
+    /// `exp` + `leeway` (rounded up to a whole second, the time the token stops being accepted).
+    public init(signingInput: Substring, issuer: String, exp: Double, leeway: Double) {
+        var window = TimeWindow(leeway: leeway)
+        window.set(.exp, exp)
+        self.init(issuer: issuer, tokenDigest: SHA256.hash(signingInput.utf8),
+                  expiresAt: Int64(window.expiresAt.rounded(.up)))
+    }
 }
 
 /// Remembers the tokens that have been accepted, so that each is accepted once (DESIGN §6).

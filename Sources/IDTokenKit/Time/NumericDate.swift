@@ -29,6 +29,18 @@ enum NumericDate {
         return seconds
     }
 
+    /// The claim's value in seconds when it is a valid NumericDate; nil when absent or not one (no error is made).
+    @inline(__always)
+    static func valid(_ claims: JSONObject, _ key: JSONKey) -> Double? {
+        let seconds: Double
+        switch claims.number(key) {
+        case .integer(let integer): seconds = Double(integer)
+        case .real(let real): seconds = real
+        case .missing, .notANumber: return nil
+        }
+        return seconds >= 0 && seconds <= latest ? seconds : nil
+    }
+
     static func absurd(_ name: String, _ value: JSONValue) -> TokenError {
         TokenError(.invalidClaim, claim: name,
                    "the \"\(name)\" claim \(Quoted.value(value)) is not a plausible date (it must lie between 1970 and the year 9999)")

@@ -1,13 +1,14 @@
-/// The time checks of DESIGN §2, with the leeway applied to each:
+/// The time checks of DESIGN §2, with the leeway applied to each (the bounds are those of ``TimeWindow``):
 ///
 /// | claim | rejected when |
 /// |---|---|
 /// | `exp` (always required) | `now >= exp + leeway` → `expired` |
 /// | `nbf` (optional) | `now < nbf - leeway` → `not_yet_valid` |
-/// | `iat`, `auth_time` | `iat > now + leeway` → `issued_in_future` |
+/// | `iat`, `auth_time` | `iat > now + leeway` (`now < iat - leeway`) → `issued_in_future` |
 ///
 /// Which of `iat` and `auth_time` must be present depends on the provider. Each claim is type-checked as a
-/// NumericDate before its rule is applied, in the order `exp`, `nbf`, `iat`, `auth_time`.
+/// NumericDate before its rule is applied, in the order `exp`, `nbf`, `iat`, `auth_time`: a token refused for
+/// one claim is refused for it whatever the later claims hold.
 public struct TimeRules: Sendable, Equatable {
     public var requiresIssuedAt: Bool
     public var requiresAuthTime: Bool
@@ -17,25 +18,53 @@ public struct TimeRules: Sendable, Equatable {
         self.requiresAuthTime = requiresAuthTime
     }
 
-    /// Applies the rules at `now` (Unix seconds). Returns `exp`, which the replay cache needs.
-    func check(_ claims: JSONObject, now: Double, leeway: Double, tokenName: String) throws(TokenError) -> Double {
-        let exp = try NumericDate.read(claims, ClaimKey.exp, required: true)!
-        if now >= exp + leeway {
-            throw TokenError(.expired, claim: "exp",
-                             "the \(tokenName) expired at \(UnixTime.describe(exp)); the time of verification \(UnixTime.describe(now)) is past it by more than the \(Int(leeway)) s leeway. Get a fresh token from the client and verify that one")
+    /// Applies the rules at `now` (Unix seconds). Returns the token's window, whose ``TimeWindow/expiresAt``
+    /// the replay cache needs and which the verified-token cache checks again on a hit.
+    func check(_ claims: JSONObject, now: Double, leeway: Double, tokenName: String) throws(TokenError) -> TimeWindow {
+        var window = TimeWindow(leeway: leeway)
+        // Claim by claim, in the window's order (written out: no array of bounds, and no closure capturing the
+        // window, which would box it, on the verification path).
+        try apply(.exp, claims, now: now, tokenName: tokenName, to: &window)
+        try apply(.nbf, claims, now: now, tokenName: tokenName, to: &window)
+        try apply(.iat, claims, now: now, tokenName: tokenName, to: &window)
+        try apply(.authTime, claims, now: now, tokenName: tokenName, to: &window)
+        return window
+    }
+
+    /// Reads `bound`'s claim into `window` and refuses the token if the window then refuses it at `now`.
+    @inline(__always)
+    private func apply(_ bound: TimeWindow.Bound, _ claims: JSONObject, now: Double, tokenName: String,
+                       to window: inout TimeWindow) throws(TokenError) {
+        guard let seconds = try NumericDate.read(claims, bound.key, required: isRequired(bound)) else { return }
+        window.set(bound, seconds)
+        if window.refuses(bound, at: now) {
+            throw refusal(bound, seconds, now: now, leeway: window.leeway, tokenName: tokenName)
         }
-        if let nbf = try NumericDate.read(claims, ClaimKey.nbf, required: false), now < nbf - leeway {
-            throw TokenError(.notYetValid, claim: "nbf",
-                             "the \(tokenName) is not valid before \(UnixTime.describe(nbf)); the time of verification \(UnixTime.describe(now)) is earlier by more than the \(Int(leeway)) s leeway. Check this machine's clock")
+    }
+
+    private func isRequired(_ bound: TimeWindow.Bound) -> Bool {
+        switch bound {
+        case .exp: return true
+        case .nbf: return false
+        case .iat: return requiresIssuedAt
+        case .authTime: return requiresAuthTime
         }
-        if let iat = try NumericDate.read(claims, ClaimKey.iat, required: requiresIssuedAt), iat > now + leeway {
-            throw TokenError(.issuedInFuture, claim: "iat",
-                             "the \(tokenName) claims to be issued at \(UnixTime.describe(iat)), later than the time of verification \(UnixTime.describe(now)) plus the \(Int(leeway)) s leeway. Check this machine's clock")
+    }
+
+    private func refusal(_ bound: TimeWindow.Bound, _ seconds: Double, now: Double, leeway: Double, tokenName: String) -> TokenError {
+        switch bound {
+        case .exp:
+            return TokenError(.expired, claim: "exp",
+                              "the \(tokenName) expired at \(UnixTime.describe(seconds)); the time of verification \(UnixTime.describe(now)) is past it by more than the \(Int(leeway)) s leeway. Get a fresh token from the client and verify that one")
+        case .nbf:
+            return TokenError(.notYetValid, claim: "nbf",
+                              "the \(tokenName) is not valid before \(UnixTime.describe(seconds)); the time of verification \(UnixTime.describe(now)) is earlier by more than the \(Int(leeway)) s leeway. Check this machine's clock")
+        case .iat:
+            return TokenError(.issuedInFuture, claim: "iat",
+                              "the \(tokenName) claims to be issued at \(UnixTime.describe(seconds)), later than the time of verification \(UnixTime.describe(now)) plus the \(Int(leeway)) s leeway. Check this machine's clock")
+        case .authTime:
+            return TokenError(.issuedInFuture, claim: "auth_time",
+                              "the \(tokenName) says the user signed in at \(UnixTime.describe(seconds)), later than the time of verification \(UnixTime.describe(now)) plus the \(Int(leeway)) s leeway. Check this machine's clock")
         }
-        if let authTime = try NumericDate.read(claims, ClaimKey.authTime, required: requiresAuthTime), authTime > now + leeway {
-            throw TokenError(.issuedInFuture, claim: "auth_time",
-                             "the \(tokenName) says the user signed in at \(UnixTime.describe(authTime)), later than the time of verification \(UnixTime.describe(now)) plus the \(Int(leeway)) s leeway. Check this machine's clock")
-        }
-        return exp
     }
 }

@@ -55,30 +55,29 @@ public struct IDTokenVerifier: Sendable {
 
     /// Verifies `token` as of `now`, fetching keys from the key source only when it lacks the token's key.
     ///
-    /// - Parameter nonce: the nonce the token must carry, if the sign-in flow used one.
+    /// - Parameter nonce: the nonce the token must carry, if the sign-in flow used one; one without a mode is
+    ///   compared as the profile's ``Profile/nonceMode`` says.
     /// - Returns: the verified token.
     /// - Throws: ``TokenError``; `keys_unavailable` when the key source has no usable keys.
     public func verify(_ token: String, now: Date, nonce: Nonce? = nil) async throws(TokenError) -> VerifiedToken {
-        if let hit = verifiedTokenCache?.verifiedToken(token, keySource: keySource, now: now.timeIntervalSince1970, nonce: nonce) {
+        let nonce = nonce?.resolved(profile.nonceMode)
+        let seconds = now.timeIntervalSince1970
+        if let hit = verifiedTokenCache?.verifiedToken(token, keySource: keySource, now: seconds, nonce: nonce) {
             return hit
         }
         let jws = try CompactJWS(token, limits: profile.limits)
         var keys: JWKSet
         if let current = keySource.currentKeys() { keys = current } else { keys = try await keySource.keys(refreshingFor: nil) }
-        let key: PublicKey
-        do {
-            key = try selectKey(jws, keys)
-        } catch where error.code == .unknownKey {
-            // Only a kid the snapshot lacks is worth a refresh; a missing kid stays missing.
-            guard let kid = jws.header.kid else { throw error }
+        var verification = evaluation(jws, keys: keys, now: seconds, nonce: nonce, reportsRefusals: false, replay: false)
+        // Only a kid the snapshot lacks is worth a refresh; a missing kid stays missing.
+        if case .refused(let error, _, _, _) = verification, error.code == .unknownKey, let kid = jws.header.kid {
             keys = try await keySource.keys(refreshingFor: kid)
-            key = try selectKey(jws, keys)
+            verification = evaluation(jws, keys: keys, now: seconds, nonce: nonce, reportsRefusals: false, replay: false)
         }
-        let (verified, exp) = try check(jws, key: key, now: now.timeIntervalSince1970, nonce: nonce)
-        verifiedTokenCache?.store(token, verified, key: key, exp: exp, now: now.timeIntervalSince1970)
+        let verified = try verification.get()
         if let replayCache {
-            let entry = replayEntry(jws, issuer: verified.claims["iss"], exp: exp)
-            guard try await replayCache.insertIfAbsent(entry, now: Int64(now.timeIntervalSince1970.rounded(.down))) else {
+            let entry = replayEntry(jws, verified)
+            guard try await replayCache.insertIfAbsent(entry, now: Int64(seconds.rounded(.down))) else {
                 throw replayed(entry)
             }
         }
@@ -86,10 +85,11 @@ public struct IDTokenVerifier: Sendable {
     }
 
     /// Verifies `token` as of `now` against the key-set snapshot `keys`, without suspending: for batch work
-    /// such as audits. A configured replay cache must be a ``SynchronousReplayCache``.
+    /// such as audits. A configured replay cache must be a ``SynchronousReplayCache``. The same pipeline as
+    /// ``evaluate(_:keys:at:nonce:)``, with the refusal thrown.
     public func verify(_ token: String, keys: JWKSet, now: Date, nonce: Nonce? = nil) throws(TokenError) -> VerifiedToken {
-        if let hit = verifiedTokenCache?.verifiedToken(token, keys: keys, now: now.timeIntervalSince1970, nonce: nonce) { return hit }
-        return try verifyUncached(try CompactJWS(token, limits: profile.limits), keys: keys, now: now, nonce: nonce)
+        try evaluation(token, keys: keys, now: now.timeIntervalSince1970, nonce: nonce?.resolved(profile.nonceMode),
+                       reportsRefusals: false).get()
     }
 
     /// Verifies a token the caller has already split with `CompactJWS(token, limits: profile.limits)` (pipeline
@@ -97,24 +97,86 @@ public struct IDTokenVerifier: Sendable {
     /// routing tokens to profiles by issuer, so that the token is not split twice. Everything after the split is
     /// checked here as when verifying the token text.
     public func verify(_ jws: CompactJWS, keys: JWKSet, now: Date, nonce: Nonce? = nil) throws(TokenError) -> VerifiedToken {
-        if let hit = verifiedTokenCache?.verifiedToken(jws.token, keys: keys, now: now.timeIntervalSince1970, nonce: nonce) { return hit }
-        return try verifyUncached(jws, keys: keys, now: now, nonce: nonce)
+        try evaluation(jws, keys: keys, now: now.timeIntervalSince1970, nonce: nonce?.resolved(profile.nonceMode),
+                       reportsRefusals: false, replay: true).get()
     }
 
-    private func verifyUncached(_ jws: CompactJWS, keys: JWKSet, now: Date, nonce: Nonce?) throws(TokenError) -> VerifiedToken {
-        let key = try selectKey(jws, keys)
-        let (verified, exp) = try check(jws, key: key, now: now.timeIntervalSince1970, nonce: nonce)
-        verifiedTokenCache?.store(jws.token, verified, key: key, exp: exp, now: now.timeIntervalSince1970)
-        if replayCache != nil {
-            guard let cache = synchronousReplayCache else {
-                throw TokenError(.replayed, "the configured replay cache cannot answer synchronously; use the asynchronous verify, which can wait for it")
-            }
-            let entry = replayEntry(jws, issuer: verified.claims["iss"], exp: exp)
-            guard try cache.insertIfAbsentNow(entry, now: Int64(now.timeIntervalSince1970.rounded(.down))) else {
-                throw replayed(entry)
-            }
+    // MARK: Evaluating
+
+    /// Verifies `token` as of `at` against the key-set snapshot `keys` and returns the outcome as a value: the
+    /// verified token, or the refusal with how far the token got (whether its signature verified), its header
+    /// and what its payload says (unverified unless the signature verified), for reports. Nothing is thrown and
+    /// nothing suspends; a configured replay cache must be a ``SynchronousReplayCache``.
+    public func evaluate(_ token: String, keys: JWKSet, at: Date, nonce: Nonce? = nil) -> Verification {
+        evaluation(token, keys: keys, now: at.timeIntervalSince1970, nonce: nonce?.resolved(profile.nonceMode), reportsRefusals: true)
+    }
+
+    /// ``evaluate(_:keys:at:nonce:)`` for a token the caller has already split with
+    /// `CompactJWS(token, limits: profile.limits)`, so that it is not split twice.
+    public func evaluate(_ jws: CompactJWS, keys: JWKSet, at: Date, nonce: Nonce? = nil) -> Verification {
+        evaluate(jws, keys: keys, at: at, nonce: nonce, readingRefusedClaims: true)
+    }
+
+    /// ``evaluate(_:keys:at:nonce:)`` for a split token, reading the payload of a token refused before its
+    /// signature verified only when `readingRefusedClaims` (an audit that has read it to route the token
+    /// already reports its own reading).
+    package func evaluate(_ jws: CompactJWS, keys: JWKSet, at: Date, nonce: Nonce?, readingRefusedClaims: Bool) -> Verification {
+        evaluation(jws, keys: keys, now: at.timeIntervalSince1970, nonce: nonce?.resolved(profile.nonceMode),
+                   reportsRefusals: readingRefusedClaims, replay: true)
+    }
+
+    /// The pipeline for token text: the verified-token cache, the split, then the rest. `nonce` is resolved.
+    @inline(__always)
+    private func evaluation(_ token: String, keys: JWKSet, now: Double, nonce: Nonce?, reportsRefusals: Bool) -> Verification {
+        if let hit = verifiedTokenCache?.verifiedToken(token, keys: keys, now: now, nonce: nonce) { return .accepted(hit) }
+        let jws: CompactJWS
+        do { jws = try CompactJWS(token, limits: profile.limits) } catch {
+            return .refused(error, signatureVerified: false, header: nil, claims: nil)
         }
-        return verified
+        return evaluation(jws, keys: keys, now: now, nonce: nonce, reportsRefusals: reportsRefusals, replay: true, cached: false)
+    }
+
+    /// The pipeline after the split (steps 3–6), the synchronous replay cache last when `replay`.
+    ///
+    /// - Parameters:
+    ///   - reportsRefusals: read the payload of a token refused before its signature verified, for the report
+    ///     (``Verification/refused(_:signatureVerified:header:claims:)``); the throwing callers drop it.
+    ///   - cached: whether the verified-token cache is still to be asked.
+    private func evaluation(_ jws: CompactJWS, keys: JWKSet, now: Double, nonce: Nonce?, reportsRefusals: Bool,
+                            replay: Bool, cached: Bool = true) -> Verification {
+        if cached, let hit = verifiedTokenCache?.verifiedToken(jws.token, keys: keys, now: now, nonce: nonce) { return .accepted(hit) }
+        let key: PublicKey
+        do { key = try selectKey(jws, keys) } catch {
+            return unverified(error, jws, reportsRefusals)
+        }
+        guard jws.verifySignature(with: key) else {
+            return unverified(TokenError(.badSignature, "the signature does not verify with key \"\(key.kid ?? "(no kid)")\": the token was altered, or signed by someone else"),
+                              jws, reportsRefusals)
+        }
+        let claims: JSONObject
+        do { claims = try jws.claims(maxDepth: profile.limits.maxDepth) } catch {
+            return .refused(error, signatureVerified: true, header: jws.header, claims: nil)
+        }
+        do throws(TokenError) {
+            let (verified, window) = try check(claims, jws, key: key, now: now, nonce: nonce)
+            verifiedTokenCache?.store(jws.token, verified, key: key, window: window, now: now)
+            if replay, replayCache != nil {
+                guard let cache = synchronousReplayCache else {
+                    throw TokenError(.replayed, "the configured replay cache cannot answer synchronously; use the asynchronous verify, which can wait for it")
+                }
+                let entry = replayEntry(jws, verified)
+                guard try cache.insertIfAbsentNow(entry, now: Int64(now.rounded(.down))) else { throw replayed(entry) }
+            }
+            return .accepted(verified)
+        } catch {
+            return .refused(error, signatureVerified: true, header: jws.header, claims: claims)
+        }
+    }
+
+    /// A refusal before the signature verified: the payload, when asked for, is what the token says (unverified).
+    private func unverified(_ error: TokenError, _ jws: CompactJWS, _ reportsRefusals: Bool) -> Verification {
+        .refused(error, signatureVerified: false, header: jws.header,
+                 claims: reportsRefusals ? try? jws.claims(maxDepth: profile.limits.maxDepth) : nil)
     }
 
     /// Pipeline steps 2–3: the header's algorithm against the profile, then the key by `kid`. When the kid names
@@ -128,34 +190,31 @@ public struct IDTokenVerifier: Sendable {
         }
     }
 
-    /// Steps 4–6 before the replay cache: signature, claims, nonce. Returns the token and its `exp`.
-    private func check(_ jws: CompactJWS, key: PublicKey, now: Double, nonce: Nonce?) throws(TokenError) -> (VerifiedToken, Double) {
-        guard jws.verifySignature(with: key) else {
-            throw TokenError(.badSignature,
-                             "the signature does not verify with key \"\(key.kid ?? "(no kid)")\": the token was altered, or signed by someone else")
-        }
-        let claims = try jws.claims(maxDepth: profile.limits.maxDepth)
+    /// Steps 5–6 before the replay cache, on the payload of a token whose signature verified: the profile's
+    /// claim rules, then the nonce. Returns the token and its time window.
+    private func check(_ claims: JSONObject, _ jws: CompactJWS, key: PublicKey, now: Double,
+                       nonce: Nonce?) throws(TokenError) -> (VerifiedToken, TimeWindow) {
         let tokenName = profile.provider.tokenName
         // Audience before issuer, as the Firebase Admin SDK does: a token from another project then reads as the
         // wrong audience, with the advice that goes with it.
         try profile.audience.check(claims, profile: profile)
         try profile.issuer.check(claims, profile: profile)
-        let exp = try profile.time.check(claims, now: now, leeway: leeway, tokenName: tokenName)
+        let window = try profile.time.check(claims, now: now, leeway: leeway, tokenName: tokenName)
         if !profile.rules.isEmpty {
             let context = ClaimContext(now: now, leeway: leeway, tokenName: tokenName)
             for rule in profile.rules { try rule.check(claims, context) }
         }
         if let nonce { try nonce.check(claims, tokenName: tokenName) }
-        return (VerifiedToken(provider: profile.provider, algorithm: key.algorithm, header: jws.header, claims: claims), exp)
+        return (VerifiedToken(provider: profile.provider, algorithm: key.algorithm, header: jws.header, claims: claims), window)
     }
 
-    /// The replay-cache key: the issuer and the SHA-256 of the signed `header.payload` (not of the signature,
-    /// which ECDSA lets anyone re-form; see ``ReplayEntry/tokenDigest``), kept until `exp` + leeway.
-    private func replayEntry(_ jws: CompactJWS, issuer: JSONValue?, exp: Double) -> ReplayEntry {
-        let digest = SHA256.hash(jws.signingInput.utf8)
-        return ReplayEntry(issuer: issuer?.string ?? "", tokenDigest: digest, expiresAt: Int64((exp + leeway).rounded(.up)))
+    /// The replay-cache key of an accepted token (``ReplayEntry/init(signingInput:issuer:exp:leeway:)``).
+    private func replayEntry(_ jws: CompactJWS, _ verified: VerifiedToken) -> ReplayEntry {
+        // `exp` is required: the time checks read it before the token could be accepted.
+        let exp = (try? NumericDate.read(verified.claims.object, ClaimKey.exp, required: true)) ?? nil
+        return ReplayEntry(signingInput: jws.signingInput, issuer: verified.claims.object[ClaimKey.iss]?.string ?? "",
+                           exp: exp ?? 0, leeway: leeway)
     }
-
     private func replayed(_ entry: ReplayEntry) -> TokenError {
         TokenError(.replayed, "this \(profile.provider.tokenName) was already presented (it is in the replay cache until \(UnixTime.iso8601(Double(entry.expiresAt)))); each token is accepted once. The client must get a new one")
     }

@@ -140,12 +140,11 @@ public final class VerifiedTokenCache: @unchecked Sendable {
     /// The stored result for `token`, if its times pass at `now` and its key is in `keys`.
     @inline(__always)
     private func lookup(_ token: String, keys: JWKSet, now: Double) -> VerifiedToken? {
-        let leeway = self.leeway
         var dropped: CachedVerification?
         let found = withBytes(token) { bytes -> VerifiedToken? in
             let tag = tag(bytes)
             return shard(shardIndex(tag)).pointee.withCriticalSection { shard in
-                shard.lookup(tag, bytes, keys: keys, now: now, leeway: leeway, dropped: &dropped)
+                shard.lookup(tag, bytes, keys: keys, now: now, dropped: &dropped)
             }
         }
         _ = consume dropped  // an expired entry, released outside the lock
@@ -166,11 +165,11 @@ public final class VerifiedTokenCache: @unchecked Sendable {
         return found
     }
 
-    /// Remembers `verified`, which just passed every check with `key`; `exp` is its expiry without leeway.
-    func store(_ token: String, _ verified: VerifiedToken, key: PublicKey, exp: Double, now: Double) {
-        guard let entry = CachedVerification(token, verified, key: key, exp: exp, leeway: leeway), now < entry.expiry else {
-            return
-        }
+    /// Remembers `verified`, which just passed every check with `key`; `window` is its time window as the
+    /// verification worked it out, which every hit checks again.
+    func store(_ token: String, _ verified: VerifiedToken, key: PublicKey, window: TimeWindow, now: Double) {
+        let entry = CachedVerification(token, verified, key: key, window: window)
+        guard !window.refuses(.exp, at: now) else { return }
         let evicted = withBytes(entry.token) { bytes -> CachedVerification? in
             let tag = tag(bytes)
             return shard(shardIndex(tag)).pointee.withCriticalSection { shard in shard.insert(tag, entry, bytes, now: now) }
@@ -201,40 +200,31 @@ public final class VerifiedTokenCache: @unchecked Sendable {
     }
 }
 
-/// One verified token as the cache keeps it: the token, the result, the key, and the time claims pre-read so
-/// that a hit compares numbers instead of reading JSON.
+/// One verified token as the cache keeps it: the token, the result, the key, and the token's time window as the
+/// verification worked it out, so that a hit compares numbers instead of reading JSON.
 final class CachedVerification: Sendable {
     let token: String
     let verified: VerifiedToken
     let key: PublicKey
     /// Whether the header named the key by `kid` (otherwise the key set had to hold exactly one key).
     let keyNamedByKid: Bool
-    /// `exp + leeway`: expired when `now >= expiry`.
-    let expiry: Double
-    /// `nbf - leeway`: not yet valid when `now < notBefore`; -∞ without `nbf`.
-    let notBefore: Double
-    /// `iat` and `auth_time`: issued in the future when either is `> now + leeway`; -∞ when absent.
-    let issuedAt: Double
-    let authTime: Double
+    /// The bounds the verifier's time check used: a hit asks the same ``TimeWindow``, so that both give the same
+    /// verdict to the bit.
+    let window: TimeWindow
 
-    /// Each comparison is written as ``TimeRules`` writes it, so that both give the same verdict to the bit.
-    init?(_ token: String, _ verified: VerifiedToken, key: PublicKey, exp: Double, leeway: Double) {
+    init(_ token: String, _ verified: VerifiedToken, key: PublicKey, window: TimeWindow) {
         var token = token
         token.makeContiguousUTF8()
-        let claims = verified.claims.object
-        do {
-            self.notBefore = try NumericDate.read(claims, ClaimKey.nbf, required: false).map { $0 - leeway } ?? -.infinity
-            self.issuedAt = try NumericDate.read(claims, ClaimKey.iat, required: false) ?? -.infinity
-            self.authTime = try NumericDate.read(claims, ClaimKey.authTime, required: false) ?? -.infinity
-        } catch {
-            return nil
-        }
         self.token = token
         self.verified = verified
         self.key = key
         self.keyNamedByKid = verified.header.hasKid
-        self.expiry = exp + leeway
+        self.window = window
     }
+
+    /// Expired at `now` (the entry may go).
+    @inline(__always)
+    func isExpired(at now: Double) -> Bool { window.refuses(.exp, at: now) }
 
     @inline(__always)
     func hasToken(_ bytes: UnsafeRawBufferPointer) -> Bool {
@@ -243,11 +233,9 @@ final class CachedVerification: Sendable {
         } ?? false
     }
 
-    /// The time checks of ``TimeRules`` other than expiry, at `now`.
+    /// Whether every time check passes at `now`.
     @inline(__always)
-    func isWithinTimes(now: Double, leeway: Double) -> Bool {
-        !(now < notBefore) && !(issuedAt > now + leeway) && !(authTime > now + leeway)
-    }
+    func isWithinTimes(now: Double) -> Bool { window.contains(now) }
 
     /// Whether a fresh verification against `keys` would pick the same key: the very key object, by `kid`, or
     /// as the only key of a set when the header has no `kid`.
@@ -306,7 +294,7 @@ struct CacheShard: ~Copyable, @unchecked Sendable {
     /// The token's verified result, when it is here, unexpired, within its other time claims, and its key is in
     /// `keys`. An expired entry is dropped, and returned in `dropped` for the caller to release.
     @inline(__always)
-    mutating func lookup(_ tag: UInt64, _ token: UnsafeRawBufferPointer, keys: JWKSet, now: Double, leeway: Double,
+    mutating func lookup(_ tag: UInt64, _ token: UnsafeRawBufferPointer, keys: JWKSet, now: Double,
                          dropped: inout CachedVerification?) -> VerifiedToken? {
         let first = firstSlot(tag)
         for slot in first..<(first &+ ways) where tags[slot] == tag {
@@ -314,8 +302,8 @@ struct CacheShard: ~Copyable, @unchecked Sendable {
             enum Verdict { case other, expired, stale, fresh }
             let verdict = unmanaged._withUnsafeGuaranteedRef { entry -> Verdict in
                 guard entry.hasToken(token) else { return .other }
-                if now >= entry.expiry { return .expired }
-                return entry.isWithinTimes(now: now, leeway: leeway) && entry.keyIsCurrent(in: keys) ? .fresh : .stale
+                if entry.isExpired(at: now) { return .expired }
+                return entry.isWithinTimes(now: now) && entry.keyIsCurrent(in: keys) ? .fresh : .stale
             }
             switch verdict {
             case .other: continue
@@ -342,7 +330,7 @@ struct CacheShard: ~Copyable, @unchecked Sendable {
                 if free < 0 { free = slot }
                 continue
             }
-            let (same, stale) = existing._withUnsafeGuaranteedRef { ($0.hasToken(token), now >= $0.expiry) }
+            let (same, stale) = existing._withUnsafeGuaranteedRef { ($0.hasToken(token), $0.isExpired(at: now)) }
             if tags[slot] == tag && same {
                 entries[slot] = Unmanaged.passRetained(entry)
                 return existing.takeRetainedValue()

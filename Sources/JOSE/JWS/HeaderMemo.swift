@@ -15,7 +15,7 @@ import Darwin
 /// same depth limit, so it gives exactly what reading again would. Only headers that passed every check are
 /// remembered; a refused one is read, and refused, every time. Nothing about keys or signatures is kept.
 ///
-/// The entries are thread-local (a `pthread_key_t`): no lock, no shared mutable state, and a thread's entries
+/// The entries are thread-local (``ThreadLocal``): no lock, no shared mutable state, and a thread's entries
 /// are freed when it exits.
 enum HeaderMemo {
     /// Entries per thread, replaced in turn: enough for the headers of a few providers at a key rotation.
@@ -46,26 +46,11 @@ enum HeaderMemo {
         var entries: (Entry, Entry, Entry, Entry) = (Entry(), Entry(), Entry(), Entry())
     }
 
-    static let threadKey: pthread_key_t = {
-        var key = pthread_key_t()
-        let status = pthread_key_create(&key) { raw in
-            guard let raw else { return }
-            let entries = raw.assumingMemoryBound(to: Entries.self)
-            entries.deinitialize(count: 1)
-            entries.deallocate()
-        }
-        precondition(status == 0, "pthread_key_create failed (\(status))")
-        return key
-    }()
+    /// This thread's entries.
+    static let perThread = ThreadLocal(Entries())
 
     @inline(__always)
-    static func threadEntries() -> UnsafeMutablePointer<Entries> {
-        if let raw = pthread_getspecific(threadKey) { return raw.assumingMemoryBound(to: Entries.self) }
-        let entries = UnsafeMutablePointer<Entries>.allocate(capacity: 1)
-        entries.initialize(to: Entries())
-        pthread_setspecific(threadKey, entries)
-        return entries
-    }
+    static func threadEntries() -> UnsafeMutablePointer<Entries> { perThread.pointer() }
 
     /// The remembered reading of the header segment `encoded` under `maxDepth`: its decoded bytes are copied to
     /// `decoded` (which has room for them) and the header is returned; nil when this thread has not seen it.

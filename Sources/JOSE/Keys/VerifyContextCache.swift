@@ -10,7 +10,7 @@ import Synchronization
 /// context instead of duplicating the key's prepared one (`EVP_PKEY_CTX_dup` + `EVP_PKEY_CTX_free`: about
 /// 1,400 instructions and three allocations, against a few dozen for the look-up).
 ///
-/// The cache is thread-local (a `pthread_key_t`), so there is no lock and no shared mutable state: a context
+/// The cache is thread-local (``ThreadLocal``), so there is no lock and no shared mutable state: a context
 /// is only ever used by the thread that holds it, one verification at a time. Entries are keyed by
 /// ``PublicKey/contextID``, a number never reused within the process, so a key freed and another allocated at
 /// the same address can never be served the old key's context. A context holds a reference to its key's
@@ -28,34 +28,24 @@ enum VerifyContextCache {
 
     struct Slots {
         var next: Int
+        /// Signatures this thread has checked with libcrypto: see ``signatureChecksOnThisThread``.
+        var checks: Int
         var slots: (Slot, Slot, Slot, Slot, Slot, Slot, Slot, Slot)
     }
 
-    /// The thread-local key; its destructor frees a thread's contexts when the thread exits.
-    static let threadKey: pthread_key_t = {
-        var key = pthread_key_t()
-        let status = pthread_key_create(&key) { raw in
-            guard let raw else { return }
-            let slots = raw.assumingMemoryBound(to: Slots.self)
-            withUnsafeMutableBytes(of: &slots.pointee.slots) { bytes in
-                for slot in bytes.bindMemory(to: Slot.self) { if let ctx = slot.ctx { EVP_PKEY_CTX_free(ctx) } }
-            }
-            slots.deallocate()
+    /// This thread's slots; a thread's contexts are freed when it exits.
+    static let perThread = ThreadLocal(
+        Slots(next: 0, checks: 0, slots: (Slot(id: 0, ctx: nil), Slot(id: 0, ctx: nil), Slot(id: 0, ctx: nil), Slot(id: 0, ctx: nil),
+                                          Slot(id: 0, ctx: nil), Slot(id: 0, ctx: nil), Slot(id: 0, ctx: nil), Slot(id: 0, ctx: nil)))
+    ) { slots in
+        withUnsafeMutableBytes(of: &slots.pointee.slots) { bytes in
+            for slot in bytes.bindMemory(to: Slot.self) { if let ctx = slot.ctx { EVP_PKEY_CTX_free(ctx) } }
         }
-        precondition(status == 0, "pthread_key_create failed (\(status))")
-        return key
-    }()
+    }
 
     /// This thread's slots, created on first use.
     @inline(__always)
-    static func threadSlots() -> UnsafeMutablePointer<Slots> {
-        if let raw = pthread_getspecific(threadKey) { return raw.assumingMemoryBound(to: Slots.self) }
-        let slots = UnsafeMutablePointer<Slots>.allocate(capacity: 1)
-        let empty = Slot(id: 0, ctx: nil)
-        slots.initialize(to: Slots(next: 0, slots: (empty, empty, empty, empty, empty, empty, empty, empty)))
-        pthread_setspecific(threadKey, slots)
-        return slots
-    }
+    static func threadSlots() -> UnsafeMutablePointer<Slots> { perThread.pointer() }
 
     /// Runs `body` with a verification context for `key` that only this thread uses; returns nil when
     /// libcrypto cannot make one. When `body` returns false (the signature did not verify), the context is
@@ -77,6 +67,7 @@ enum VerifyContextCache {
                 table[index] = Slot(id: key.contextID, ctx: ctx)
             }
             let ctx = table[index].ctx!
+            slots.pointee.checks &+= 1
             let ok = body(ctx)
             if !ok {
                 EVP_PKEY_CTX_free(ctx)
@@ -86,8 +77,19 @@ enum VerifyContextCache {
         }
     }
 
+    /// How many signatures the calling thread has checked with libcrypto so far: lets tests assert how often a
+    /// caller (an audit routing a token between profiles) verifies a signature. Counted in the thread's slots,
+    /// which every verification reads anyway: no shared counter, no atomic.
+    static var signatureChecksOnThisThread: Int { threadSlots().pointee.checks }
+
     /// Numbers for ``PublicKey/contextID``; 0 marks an empty slot.
     static let lastID = Atomic<UInt64>(0)
 
     static func newID() -> UInt64 { lastID.add(1, ordering: .relaxed).newValue }
+}
+
+extension PublicKey {
+    /// How many signatures the calling thread has checked with libcrypto so far (any key): for tests that count
+    /// the signature verifications a piece of work costs.
+    package static var signatureChecksOnThisThread: Int { VerifyContextCache.signatureChecksOnThisThread }
 }

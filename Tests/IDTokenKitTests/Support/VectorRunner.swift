@@ -44,6 +44,9 @@ enum VectorRunner {
                 let asyncOutcome: Result<VerifiedToken, TokenError>
                 do { asyncOutcome = .success(try await verifier.verify(token, now: at, nonce: nonce)) } catch { asyncOutcome = .failure(error) }
                 #expect(asyncOutcome.errorCode == outcome.errorCode, "\(test.id): async and sync disagree")
+                // The verification as a value gives the same verdict, and says how far a refused token got.
+                let verification = verifier.evaluate(token, keys: keys, at: at, nonce: nonce)
+                VerificationExpectations.check(verification, agreesWith: outcome, id: test.id)
             }
         }
 
@@ -64,5 +67,33 @@ extension Result where Failure == TokenError {
     var errorCode: TokenError.Code? {
         if case .failure(let error) = self { return error.code }
         return nil
+    }
+}
+
+/// What a ``Verification`` must say, given the throwing verifier's outcome for the same token.
+enum VerificationExpectations {
+    /// Codes raised at or before the signature check (DESIGN §2 steps 1–4): the signature has not verified.
+    static let beforeSignature: Set<TokenError.Code> = [
+        .malformed, .tokenTooLarge, .algorithmNotAllowed, .unsupportedHeader, .unknownKey, .badSignature, .keysUnavailable,
+    ]
+
+    static func check(_ verification: Verification, agreesWith outcome: Result<VerifiedToken, TokenError>, id: String) {
+        switch (verification, outcome) {
+        case (.accepted(let a), .success(let b)):
+            #expect(a.claims.object.rawJSON == b.claims.object.rawJSON, "\(id)")
+            #expect(verification.signatureVerified)
+        case (.refused(let error, let signatureVerified, let header, let claims), .failure(let thrown)):
+            #expect(error == thrown && error.message == thrown.message, "\(id): evaluate \(error), verify \(thrown)")
+            if signatureVerified {
+                // Past the signature: the payload was read (unless reading it is what failed).
+                #expect(claims != nil || error.code == .malformed, "\(id)")
+                #expect(header != nil, "\(id)")
+            } else {
+                #expect(beforeSignature.contains(error.code), "\(id): \(error.code) refused without a verified signature")
+            }
+            if !beforeSignature.contains(error.code) { #expect(signatureVerified, "\(id): \(error.code) before the signature") }
+        default:
+            Issue.record("\(id): evaluate \(verification), verify \(outcome)")
+        }
     }
 }
