@@ -50,7 +50,7 @@ struct ProfileOptions: ParsableArguments {
     }
 
     /// The nonce expected, if one was given.
-    var expectedNonce: Nonce? { (nonce ?? nonceExact).flatMap { nonceMode?.expecting($0) } }
+    var expectedNonce: Nonce? { (nonce ?? nonceExact).map { Nonce($0, mode: nonceMode) } }
 
     /// Whether any option that shapes a profile was given (an audit with `--config` takes none).
     var shapesProfile: Bool {

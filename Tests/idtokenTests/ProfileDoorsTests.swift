@@ -103,7 +103,7 @@ import Testing
         #expect(file.profiles[0].keys == [test.keys])
 
         let keys = try KeyFiles.load(test.keys)
-        let nonce = test.nonce.map { $0.mode.expecting($0.value) }
+        let nonce = test.nonce.map { Nonce($0.value, mode: $0.mode) }
         let now = Date(timeIntervalSince1970: test.at)
         var verdicts: [String?] = []
         for profile in [direct, try commandLine.profile(), file.profiles[0].profile] {
