@@ -62,12 +62,27 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
             ]
         ),
+        // `idtoken serve` (DESIGN §10): the verification service behind nginx, Envoy and Traefik.
+        .target(
+            name: "IDTokenServe",
+            dependencies: [
+                "IDTokenKit",
+                "IDTokenAudit",
+                "IDTokenKitRedis",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            ]
+        ),
         .executableTarget(
             name: "idtoken",
             dependencies: [
                 "IDTokenKit",
                 "IDTokenAudit",
                 "IDTokenKitRedis",
+                "IDTokenServe",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -109,6 +124,16 @@ let package = Package(
             dependencies: ["IDTokenKitRedis", "replay-probe", "TestSupport", .product(name: "Logging", package: "swift-log")]
         ),
         .testTarget(name: "IDTokenAuditTests", dependencies: ["IDTokenAudit"]),
+        .testTarget(
+            name: "IDTokenServeTests",
+            dependencies: [
+                "IDTokenServe",
+                "TestSupport",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ]
+        ),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -38,6 +38,9 @@ public struct AuditConfiguration: Sendable {
     public let profiles: [Entry]
     /// The time for records that carry none, when the file sets one.
     public let at: Double?
+    /// The top-level `serve` member as it was written, for `idtoken serve`, which parses and checks it; the
+    /// audit ignores it.
+    public var serve: JSONTree? = nil
 
     /// A judge for these profiles with keys read from files and directories (``KeyFiles``). A profile whose
     /// keys are a URL needs them fetched first: build its ``AuditProfile`` with the fetched set instead.
@@ -73,7 +76,7 @@ public struct AuditConfiguration: Sendable {
         let tree: JSONTree
         do { tree = try JSONTree.parse(bytes, maxDepth: 8) } catch { throw ConfigurationError("not valid JSON: \(error)") }
         guard let top = tree.objectMembers else { throw ConfigurationError("the configuration must be a JSON object") }
-        try refuseUnknown(top.map(\.key), allowed: ["profiles", "at", "leeway"], in: "the configuration")
+        try refuseUnknown(top.map(\.key), allowed: ["profiles", "at", "leeway", "serve"], in: "the configuration")
         var at: Double?
         if let value = tree["at"] {
             at = value.double ?? value.string.flatMap(Timestamp.parse)
@@ -95,7 +98,7 @@ public struct AuditConfiguration: Sendable {
             }
             entries.append(entry)
         }
-        return AuditConfiguration(profiles: entries, at: at)
+        return AuditConfiguration(profiles: entries, at: at, serve: tree["serve"])
     }
 
     private static func profile(_ item: JSONTree, index: Int, defaultLeeway: Int?, baseDirectory: String) throws(ConfigurationError) -> Entry {

@@ -278,7 +278,7 @@ public final class AuditEngine: @unchecked Sendable {
 
     /// The replay key of DESIGN §6: the issuer and the SHA-256 of the signed `header.payload` as received (the
     /// same for every form of one token, which an ECDSA signature segment is not), kept until `exp` + leeway.
-    static func replayEntry(token: String, issuer: String, expires: Double, leeway: Double) -> ReplayEntry {
+    package static func replayEntry(token: String, issuer: String, expires: Double, leeway: Double) -> ReplayEntry {
         let utf8 = token.utf8
         let signed = utf8.lastIndex(of: UInt8(ascii: ".")).map { utf8[..<$0] } ?? utf8[...]
         return ReplayEntry(issuer: issuer, tokenDigest: SHA256.hash(Array(signed)),
