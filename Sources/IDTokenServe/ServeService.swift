@@ -108,7 +108,8 @@ public final class ServeService: Sendable {
             let cacheFile = settings.keyCacheFiles[entry.name]
             let source: any KeySource
             do {
-                source = try KeySourceResolver.resolve(entry.keys, defaultURL: entry.profile.keysURL, cacheFilePath: cacheFile,
+                source = try KeySourceResolver.resolve(entry.keys, defaultURL: entry.profile.keysURL, cachePolicy: settings.keyCachePolicy,
+                                                       cacheFilePath: cacheFile,
                                                        logger: keyLogger)
             } catch {
                 throw ConfigurationError("profile \"\(entry.name)\" \"keys\": \(error)")

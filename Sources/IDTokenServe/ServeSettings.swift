@@ -15,7 +15,7 @@ import IDTokenKit
 ///   "verifiedTokenCache": 8192,
 ///   "keyCacheFiles": {"firebase": "/var/cache/idtoken/firebase.json"},
 ///   "realm": "idtoken", "maxCacheAgeSeconds": 300, "maxIdentityHeaderBytes": 1024, "maxClaimsHeaderBytes": 8192,
-///   "retryAfterSeconds": 5, "shutdownGraceSeconds": 10
+///   "retryAfterSeconds": 5, "shutdownGraceSeconds": 10, "unknownKidCooldownSeconds": 30, "keyRetryIntervalSeconds": 10
 /// }
 /// ```
 public struct ServeSettings: Sendable, Equatable {
@@ -57,15 +57,29 @@ public struct ServeSettings: Sendable, Equatable {
     public var maxClaimsHeaderBytes = 8192
     /// `Retry-After` on a 503 answer.
     public var retryAfterSeconds = 5
+    /// The shortest time between two fetches caused by unknown `kid`s (DESIGN §5's cooldown).
+    public var unknownKidCooldownSeconds = 30
+    /// After a failed key fetch, the wait before the next attempt (it grows after repeated failures).
+    public var keyRetryIntervalSeconds = 10
     /// On SIGTERM or SIGINT, how long in-flight requests have to finish before the remaining connections close.
     public var shutdownGraceSeconds = 10
 
     public init() {}
 
+    /// The key cache rules of DESIGN §5 with this service's cooldown and retry interval; background refresh on.
+    public var keyCachePolicy: KeyCachePolicy {
+        var policy = KeyCachePolicy()
+        policy.refreshesInBackground = true
+        policy.unknownKidCooldown = .seconds(unknownKidCooldownSeconds)
+        policy.retryInterval = .seconds(keyRetryIntervalSeconds)
+        return policy
+    }
+
     static let members = ["listen", "maxHeaderBytes", "maxConnections", "idleTimeoutSeconds", "requestTimeoutSeconds",
                           "cookies", "nonceHeader", "replayStore", "replayFailureMode", "replayCapacity",
                           "verifiedTokenCache", "keyCacheFiles", "realm", "maxCacheAgeSeconds", "maxIdentityHeaderBytes",
-                          "maxClaimsHeaderBytes", "retryAfterSeconds", "shutdownGraceSeconds"]
+                          "maxClaimsHeaderBytes", "retryAfterSeconds", "shutdownGraceSeconds",
+                          "unknownKidCooldownSeconds", "keyRetryIntervalSeconds"]
 
     /// Reads the `serve` member (nil: all defaults). Profile names in `cookies` and `keyCacheFiles` must name
     /// profiles of the configuration; relative cache-file paths are resolved against `baseDirectory`.
@@ -146,6 +160,8 @@ public struct ServeSettings: Sendable, Equatable {
         if let v = try integer("maxClaimsHeaderBytes", 0...65_536) { settings.maxClaimsHeaderBytes = v }
         if let v = try integer("retryAfterSeconds", 1...3600) { settings.retryAfterSeconds = v }
         if let v = try integer("shutdownGraceSeconds", 0...3600) { settings.shutdownGraceSeconds = v }
+        if let v = try integer("unknownKidCooldownSeconds", 1...86_400) { settings.unknownKidCooldownSeconds = v }
+        if let v = try integer("keyRetryIntervalSeconds", 1...3600) { settings.keyRetryIntervalSeconds = v }
         return settings
     }
 
