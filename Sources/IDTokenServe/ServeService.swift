@@ -322,10 +322,18 @@ public final class ServeService: Sendable {
     /// The bearer token, or the profile's cookie (the chosen profile's, else any configured cookie).
     func token(of request: ServeRequest, profile: String?) -> String? {
         if let authorization = request.authorization {
+            // Byte-wise: Foundation's trimming would copy the token through UTF-16 on every request.
             let utf8 = authorization.utf8
-            guard utf8.count > 7, authorization.prefix(7).lowercased() == "bearer " else { return nil }
-            let token = authorization.dropFirst(7).trimmingCharacters(in: .whitespaces)
-            return token.isEmpty ? nil : token
+            guard utf8.count > 7 else { return nil }
+            var index = utf8.startIndex
+            for expected in "bearer ".utf8 {
+                guard utf8[index] | 0x20 == expected else { return nil }
+                index = utf8.index(after: index)
+            }
+            var end = utf8.endIndex
+            while index < end, utf8[index] == UInt8(ascii: " ") { index = utf8.index(after: index) }
+            while end > index, utf8[utf8.index(before: end)] == UInt8(ascii: " ") { end = utf8.index(before: end) }
+            return index == end ? nil : String(authorization[index..<end])
         }
         guard let cookieHeader = request.cookie, !settings.cookies.isEmpty else { return nil }
         let names = profile.map { settings.cookies[$0].map { [$0] } ?? [] } ?? settings.cookies.values.sorted()
@@ -398,9 +406,10 @@ public final class ServeService: Sendable {
             if let error = add("X-Auth-Email", "email", email) { return refusal(error, profile: name) }
         }
         // The payload segment as the token carries it: already base64url, so already a safe header value.
-        let parts = token.utf8.split(separator: UInt8(ascii: "."), maxSplits: 2, omittingEmptySubsequences: false)
-        if parts.count == 3, parts[1].count <= settings.maxClaimsHeaderBytes {
-            headers.append(("X-Auth-Claims", String(Substring(token)[parts[1].startIndex..<parts[1].endIndex])))
+        let utf8 = token.utf8
+        if let first = utf8.firstIndex(of: UInt8(ascii: ".")), let last = utf8.lastIndex(of: UInt8(ascii: ".")), first < last,
+           utf8.distance(from: first, to: last) - 1 <= settings.maxClaimsHeaderBytes {
+            headers.append(("X-Auth-Claims", String(token[utf8.index(after: first)..<last])))
         } else {
             headers.append(("X-Auth-Claims-Omitted", "too-large"))
         }

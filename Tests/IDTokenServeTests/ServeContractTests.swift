@@ -229,3 +229,22 @@ import Testing
         #expect(settings.keyCacheFiles["corp"] == "/etc/idtoken/cache/corp.json")
     }
 }
+
+/// The Redis replay store's failure modes, with Redis unreachable (nothing listens on the port).
+@Suite(.serialized) struct ServeRedisOutageTests {
+    @Test func unreachableRedisRejectsByDefault() async throws {
+        let fixture = try await ServeFixture(serve: "{\"replayStore\": \"redis://127.0.0.1:9\"}")
+        defer { Task { await fixture.stop() } }
+        let response = try fixture.verify(ServeFixture.firebaseToken())
+        #expect(response.status == 401)
+        #expect(response.header("X-Auth-Error") == "replayed")
+    }
+
+    @Test func unreachableRedisAllowsWhenConfiguredTo() async throws {
+        let fixture = try await ServeFixture(serve: "{\"replayStore\": \"redis://127.0.0.1:9\", \"replayFailureMode\": \"allow\"}")
+        defer { Task { await fixture.stop() } }
+        let response = try fixture.verify(ServeFixture.firebaseToken())
+        #expect(response.status == 200)
+        #expect(response.header("Cache-Control") == "no-store")
+    }
+}
