@@ -23,7 +23,7 @@ import Testing
         defer { Task { await fixture.stop() } }
         let email = "zo\\u00eb\\r\\nX-Evil: 1\\u0001\\t\\u007f\\u2028@example.com"
         let token = ServeFixture.firebaseToken(sub: "Zo\\u00eb\\r\\nSet-Cookie: a=b", extra: ",\"email\":\"\(email)\",\"email_verified\":true")
-        let response = try fixture.verify(token)
+        let response = try await fixture.verify(token)
         #expect(response.status == 200, "\(response.header("X-Auth-Error") ?? "")")
         #expect(response.header("X-Evil") == nil)
         #expect(response.header("Set-Cookie") == nil)
@@ -31,7 +31,7 @@ import Testing
         #expect(response.header("X-Auth-Email") == "zo%C3%AB%0D%0AX-Evil: 1%01%09%7F%E2%80%A8@example.com")
         for (_, value) in response.headers { #expect(IdentityHeaders.isSafe(value)) }
         // NUL never gets this far: the JSON reader refuses `\u0000` in a token (malformed).
-        let nul = try fixture.verify(ServeFixture.firebaseToken(sub: "a\\u0000b"))
+        let nul = try await fixture.verify(ServeFixture.firebaseToken(sub: "a\\u0000b"))
         #expect(nul.header("X-Auth-Error") == "malformed")
     }
 
@@ -40,24 +40,24 @@ import Testing
         defer { Task { await fixture.stop() } }
         // 40 "é" encode to 240 bytes: over the limit, so the request is refused, the claim named.
         let long = String(repeating: "\\u00e9", count: 40)
-        let response = try fixture.verify(ServeFixture.firebaseToken(extra: ",\"email\":\"\(long)@x.test\",\"email_verified\":true"))
+        let response = try await fixture.verify(ServeFixture.firebaseToken(extra: ",\"email\":\"\(long)@x.test\",\"email_verified\":true"))
         #expect(response.status == 401)
         #expect(response.header("X-Auth-Error") == "invalid_claim")
         #expect(fixture.log.entries.contains { $0.metadata["claim"] == "email" })
         // Just under the limit passes whole.
         let fits = String(repeating: "a", count: 90)
-        #expect(try fixture.verify(ServeFixture.firebaseToken(extra: ",\"email\":\"\(fits)@x.test\",\"email_verified\":true")).header("X-Auth-Email") == fits + "@x.test")
+        #expect(try await fixture.verify(ServeFixture.firebaseToken(extra: ",\"email\":\"\(fits)@x.test\",\"email_verified\":true")).header("X-Auth-Email") == fits + "@x.test")
     }
 
     @Test func largePayloadLeavesOutTheClaimsHeader() async throws {
         let fixture = try await ServeFixture(serve: "{\"maxClaimsHeaderBytes\": 300}")
         defer { Task { await fixture.stop() } }
-        let big = try fixture.verify(ServeFixture.firebaseToken(extra: ",\"pad\":\"\(String(repeating: "x", count: 400))\""))
+        let big = try await fixture.verify(ServeFixture.firebaseToken(extra: ",\"pad\":\"\(String(repeating: "x", count: 400))\""))
         #expect(big.status == 200)
         #expect(big.header("X-Auth-Claims") == nil)
         #expect(big.header("X-Auth-Claims-Omitted") == "too-large")
         #expect(big.header("X-Auth-Subject") == "user-1")
-        let small = try fixture.verify(ServeFixture.firebaseToken())
+        let small = try await fixture.verify(ServeFixture.firebaseToken())
         #expect(small.header("X-Auth-Claims") != nil)
     }
 }

@@ -9,7 +9,7 @@ import Testing
         let fixture = try await ServeFixture(serve: "{\"maxCacheAgeSeconds\": 120}")
         defer { Task { await fixture.stop() } }
         let token = ServeFixture.firebaseToken(extra: ",\"email\":\"ann@example.com\",\"email_verified\":true")
-        let response = try fixture.verify(token)
+        let response = try await fixture.verify(token)
         #expect(response.status == 200)
         #expect(response.body.isEmpty)
         #expect(response.header("X-Auth-Subject") == "user-1")
@@ -28,7 +28,7 @@ import Testing
     @Test func unverifiedEmailIsNotPassedOn() async throws {
         let fixture = try await ServeFixture()
         defer { Task { await fixture.stop() } }
-        let response = try fixture.verify(ServeFixture.firebaseToken(extra: ",\"email\":\"ann@example.com\",\"email_verified\":false"))
+        let response = try await fixture.verify(ServeFixture.firebaseToken(extra: ",\"email\":\"ann@example.com\",\"email_verified\":false"))
         #expect(response.status == 200)
         #expect(response.header("X-Auth-Email") == nil)
     }
@@ -37,7 +37,7 @@ import Testing
         let fixture = try await ServeFixture(serve: "{\"realm\": \"corp\"}")
         defer { Task { await fixture.stop() } }
         for headers in [[], ["Authorization: Basic dXNlcjpwYXNz"], ["Authorization: Bearer "]] {
-            let response = try fixture.get(headers: headers)
+            let response = try await fixture.get(headers: headers)
             #expect(response.status == 401)
             #expect(response.header("WWW-Authenticate") == "Bearer realm=\"corp\"")
             #expect(response.header("X-Auth-Error") == nil)
@@ -63,7 +63,7 @@ import Testing
             (ServeFixture.firebaseToken(sub: ""), .invalidClaim),
         ]
         for (token, code) in cases {
-            let response = try fixture.verify(token)
+            let response = try await fixture.verify(token)
             #expect(response.status == 401, "\(code)")
             #expect(response.header("WWW-Authenticate") == "Bearer realm=\"idtoken\", error=\"invalid_token\", error_description=\"\(code.rawValue)\"")
             #expect(response.header("X-Auth-Error") == code.rawValue)
@@ -81,7 +81,7 @@ import Testing
         defer { Task { await fixture.stop() } }
         for (token, code) in [(ServeFixture.firebaseToken(tenant: "t2"), TokenError.Code.tenantMismatch),
                               (ServeFixture.firebaseToken(provider: "password"), .providerNotAllowed)] {
-            let response = try fixture.verify(token)
+            let response = try await fixture.verify(token)
             #expect(response.status == 403)
             #expect(response.header("WWW-Authenticate") == "Bearer realm=\"idtoken\", error=\"insufficient_scope\", error_description=\"\(code.rawValue)\"")
             #expect(response.header("X-Auth-Error") == code.rawValue)
@@ -92,15 +92,15 @@ import Testing
         let fixture = try await ServeFixture(serve: "{\"retryAfterSeconds\": 7}", unreachableProfile: true)
         defer { Task { await fixture.stop() } }
         let token = ServeFixture.oidcToken(aud: "x", iss: "https://down.example.test")
-        let response = try fixture.verify(token)
+        let response = try await fixture.verify(token)
         #expect(response.status == 503)
         #expect(response.header("Retry-After") == "7")
         #expect(response.header("X-Auth-Error") == "keys_unavailable")
         #expect(response.header("WWW-Authenticate")?.contains("error_description=\"keys_unavailable\"") == true)
         // The other profiles still answer; the service is alive but not ready.
-        #expect(try fixture.verify(ServeFixture.firebaseToken()).status == 200)
-        #expect(try fixture.get("/healthz").status == 200)
-        let ready = try fixture.get("/readyz")
+        #expect(try await fixture.verify(ServeFixture.firebaseToken()).status == 200)
+        #expect(try await fixture.get("/healthz").status == 200)
+        let ready = try await fixture.get("/readyz")
         #expect(ready.status == 503)
         #expect(ready.body.contains("down"))
         #expect(fixture.log.entries.contains { $0.metadata["code"] == "keys_unavailable" })
@@ -109,29 +109,29 @@ import Testing
     @Test func readyAndMetrics() async throws {
         let fixture = try await ServeFixture()
         defer { Task { await fixture.stop() } }
-        #expect(try fixture.get("/readyz").status == 200)
-        _ = try fixture.verify(ServeFixture.firebaseToken())
-        _ = try fixture.verify(ServeFixture.firebaseToken(exp: ServeFixture.now - 3600))
-        let metrics = try fixture.get("/metrics")
+        #expect(try await fixture.get("/readyz").status == 200)
+        _ = try await fixture.verify(ServeFixture.firebaseToken())
+        _ = try await fixture.verify(ServeFixture.firebaseToken(exp: ServeFixture.now - 3600))
+        let metrics = try await fixture.get("/metrics")
         #expect(metrics.status == 200)
         #expect(metrics.header("Content-Type")?.hasPrefix("text/plain; version=0.0.4") == true)
         #expect(metrics.body.contains("idtoken_requests_total{outcome=\"allowed\",code=\"\"} 1\n"))
         #expect(metrics.body.contains("idtoken_requests_total{outcome=\"invalid\",code=\"expired\"} 1\n"))
         #expect(metrics.body.contains("idtoken_request_duration_seconds_count 2\n"))
         #expect(metrics.body.contains("idtoken_keys_usable{profile=\"corp\"} 1\n"))
-        #expect(try fixture.get("/nothing-here").status == 404)
+        #expect(try await fixture.get("/nothing-here").status == 404)
     }
 
     @Test func profileInThePathPicksTheProfile() async throws {
         let fixture = try await ServeFixture()
         defer { Task { await fixture.stop() } }
-        #expect(try fixture.verify(ServeFixture.oidcToken(), target: "/verify/corp").status == 200)
-        let wrong = try fixture.verify(ServeFixture.oidcToken(), target: "/verify/firebase")
+        #expect(try await fixture.verify(ServeFixture.oidcToken(), target: "/verify/corp").status == 200)
+        let wrong = try await fixture.verify(ServeFixture.oidcToken(), target: "/verify/firebase")
         #expect(wrong.status == 401)
         // The firebase profile judges it: its audience is checked first (DESIGN §2), and is not the project.
         #expect(wrong.header("X-Auth-Error") == "wrong_audience")
         // A segment that names no profile is an original path (Envoy): the issuer routes.
-        #expect(try fixture.verify(ServeFixture.oidcToken(), target: "/verify/api/orders?id=3").status == 200)
+        #expect(try await fixture.verify(ServeFixture.oidcToken(), target: "/verify/api/orders?id=3").status == 200)
     }
 
     @Test func requestsShapedAsEachProxySendsThem() async throws {
@@ -139,21 +139,21 @@ import Testing
         defer { Task { await fixture.stop() } }
         let token = ServeFixture.firebaseToken()
         // Envoy ext_authz (HTTP service): original method, path_prefix + original path, allowed headers only.
-        let envoy = try fixture.get("/verify/api/orders/7?expand=1", method: "DELETE",
+        let envoy = try await fixture.get("/verify/api/orders/7?expand=1", method: "DELETE",
                                     headers: ["Authorization: Bearer \(token)", "Content-Length: 0", "X-Envoy-Expected-Rq-Timeout-Ms: 200"])
         #expect(envoy.status == 200)
         #expect(envoy.header("X-Auth-Subject") == "user-1")
         // Traefik forwardAuth: GET to the auth address, original request in X-Forwarded-*.
-        let traefik = try fixture.get("/verify", headers: ["Authorization: Bearer \(token)", "X-Forwarded-Method: POST",
+        let traefik = try await fixture.get("/verify", headers: ["Authorization: Bearer \(token)", "X-Forwarded-Method: POST",
                                                             "X-Forwarded-Proto: https", "X-Forwarded-Host: app.example.com",
                                                             "X-Forwarded-Uri: /api/orders", "X-Forwarded-For: 203.0.113.9"])
         #expect(traefik.status == 200)
         // nginx auth_request: a subrequest without a body, HTTP/1.0 unless proxy_http_version says otherwise.
         let connection = try RawConnection(port: fixture.port)
         connection.send("GET /verify HTTP/1.0\r\nAuthorization: Bearer \(token)\r\nX-Original-URI: /app\r\n\r\n")
-        let nginx = try #require(connection.readResponse())
+        let nginx = try #require(await connection.readResponse())
         #expect(nginx.status == 200)
-        #expect(connection.isClosedByPeer())
+        #expect(await connection.isClosedByPeer())
     }
 
     @Test func keepAliveAnswersManyRequestsOnOneConnection() async throws {
@@ -162,15 +162,15 @@ import Testing
         let connection = try RawConnection(port: fixture.port)
         for i in 0..<50 {
             let token = i % 2 == 0 ? ServeFixture.firebaseToken() : "junk"
-            let response = try #require(connection.request("GET", "/verify", headers: ["Authorization: Bearer \(token)"]))
+            let response = try #require(await connection.request("GET", "/verify", headers: ["Authorization: Bearer \(token)"]))
             #expect(response.status == (i % 2 == 0 ? 200 : 401))
         }
         // Three requests written at once (pipelined) are answered in order.
         let ok = "GET /verify HTTP/1.1\r\nAuthorization: Bearer \(ServeFixture.firebaseToken())\r\n\r\n"
         connection.send(ok + "GET /verify HTTP/1.1\r\n\r\n" + ok)
-        #expect(connection.readResponse()?.status == 200)
-        #expect(connection.readResponse()?.status == 401)
-        #expect(connection.readResponse()?.status == 200)
+        #expect(await connection.readResponse()?.status == 200)
+        #expect(await connection.readResponse()?.status == 401)
+        #expect(await connection.readResponse()?.status == 200)
     }
 
     @Test func cookieNonceAndReplay() async throws {
@@ -179,25 +179,25 @@ import Testing
             """)
         defer { Task { await fixture.stop() } }
         let token = ServeFixture.firebaseToken()
-        let viaCookie = try fixture.get(headers: ["Cookie: theme=dark; __session=\(token); lang=en"])
+        let viaCookie = try await fixture.get(headers: ["Cookie: theme=dark; __session=\(token); lang=en"])
         #expect(viaCookie.status == 200)
         #expect(viaCookie.header("Cache-Control") == "no-store")
         // The same token again: the replay cache has seen it.
-        let again = try fixture.verify(token)
+        let again = try await fixture.verify(token)
         #expect(again.status == 401)
         #expect(again.header("X-Auth-Error") == "replayed")
         // OIDC profiles compare the nonce exactly.
         let withNonce = ServeFixture.oidcToken(extra: ",\"nonce\":\"n-123\"")
-        #expect(try fixture.verify(withNonce, headers: ["X-Login-Nonce: n-124"]).header("X-Auth-Error") == "nonce_mismatch")
-        #expect(try fixture.verify(withNonce, headers: ["X-Login-Nonce: n-123"]).status == 200)
+        #expect(try await fixture.verify(withNonce, headers: ["X-Login-Nonce: n-124"]).header("X-Auth-Error") == "nonce_mismatch")
+        #expect(try await fixture.verify(withNonce, headers: ["X-Login-Nonce: n-123"]).status == 200)
     }
 
     @Test func verifiedTokenCacheAnswersRepeats() async throws {
         let fixture = try await ServeFixture(serve: "{\"verifiedTokenCache\": 100}")
         defer { Task { await fixture.stop() } }
         let token = ServeFixture.firebaseToken()
-        for _ in 0..<3 { #expect(try fixture.verify(token).status == 200) }
-        let metrics = try fixture.get("/metrics").body
+        for _ in 0..<3 { #expect(try await fixture.verify(token).status == 200) }
+        let metrics = try await fixture.get("/metrics").body
         #expect(metrics.contains("idtoken_verified_token_cache_entries{profile=\"firebase\"} 1\n"))
     }
 
@@ -235,7 +235,7 @@ import Testing
     @Test func unreachableRedisRejectsByDefault() async throws {
         let fixture = try await ServeFixture(serve: "{\"replayStore\": \"redis://127.0.0.1:9\"}")
         defer { Task { await fixture.stop() } }
-        let response = try fixture.verify(ServeFixture.firebaseToken())
+        let response = try await fixture.verify(ServeFixture.firebaseToken())
         #expect(response.status == 401)
         #expect(response.header("X-Auth-Error") == "replayed")
     }
@@ -243,7 +243,7 @@ import Testing
     @Test func unreachableRedisAllowsWhenConfiguredTo() async throws {
         let fixture = try await ServeFixture(serve: "{\"replayStore\": \"redis://127.0.0.1:9\", \"replayFailureMode\": \"allow\"}")
         defer { Task { await fixture.stop() } }
-        let response = try fixture.verify(ServeFixture.firebaseToken())
+        let response = try await fixture.verify(ServeFixture.firebaseToken())
         #expect(response.status == 200)
         #expect(response.header("Cache-Control") == "no-store")
     }

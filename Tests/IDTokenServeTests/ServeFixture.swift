@@ -87,11 +87,19 @@ struct RawResponse {
 
 /// A blocking HTTP/1.1 client on one TCP connection, to send exactly the bytes a test means (oversized headers,
 /// one byte at a time, keep-alive).
-final class RawConnection {
+/// Runs blocking socket work on a thread of its own: a test blocking in `recv` on the cooperative pool could starve
+/// the server's own tasks (a key fetch, a Redis check) on a 2-core machine.
+func offPool<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+    try await withCheckedThrowingContinuation { continuation in
+        Thread { continuation.resume(with: Result { try body() }) }.start()
+    }
+}
+
+final class RawConnection: @unchecked Sendable {
     let fd: Int32
     private var buffer: [UInt8] = []
 
-    init(port: Int, timeoutSeconds: Int = 10) throws {
+    init(port: Int, timeoutSeconds: Int = 30) throws {
         fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
@@ -132,7 +140,9 @@ final class RawConnection {
     }
 
     /// Whether the server closed the connection (end of stream, or a reset) within the receive timeout.
-    func isClosedByPeer() -> Bool {
+    func isClosedByPeer() async -> Bool { (try? await offPool { self.isClosedByPeerBlocking() }) ?? false }
+
+    func isClosedByPeerBlocking() -> Bool {
         while true {
             let n = fill()
             if n == 0 { return true }
@@ -141,7 +151,9 @@ final class RawConnection {
     }
 
     /// Reads one response; nil when the connection ends (or times out) before a whole one arrived.
-    func readResponse() -> RawResponse? {
+    func readResponse() async -> RawResponse? { (try? await offPool { self.readResponseBlocking() }) ?? nil }
+
+    func readResponseBlocking() -> RawResponse? {
         var headerEnd: Int?
         while headerEnd == nil {
             if let range = findHeaderEnd() { headerEnd = range; break }
@@ -173,23 +185,30 @@ final class RawConnection {
     }
 
     /// One request with these extra header lines; the response.
-    func request(_ method: String = "GET", _ target: String = "/verify", headers: [String] = []) -> RawResponse? {
+    func request(_ method: String = "GET", _ target: String = "/verify", headers: [String] = []) async -> RawResponse? {
+        (try? await offPool { self.requestBlocking(method, target, headers: headers) }) ?? nil
+    }
+
+    func requestBlocking(_ method: String = "GET", _ target: String = "/verify", headers: [String] = []) -> RawResponse? {
         var text = "\(method) \(target) HTTP/1.1\r\nHost: 127.0.0.1\r\n"
         for line in headers { text += line + "\r\n" }
         guard send(text + "\r\n") else { return nil }
-        return readResponse()
+        return readResponseBlocking()
     }
 }
 
 extension ServeFixture {
     /// One request on a fresh connection.
-    func get(_ target: String = "/verify", method: String = "GET", headers: [String] = []) throws -> RawResponse {
-        let connection = try RawConnection(port: port)
-        guard let response = connection.request(method, target, headers: headers) else { throw POSIXError(.EIO) }
-        return response
+    func get(_ target: String = "/verify", method: String = "GET", headers: [String] = []) async throws -> RawResponse {
+        let port = self.port
+        return try await offPool {
+            let connection = try RawConnection(port: port)
+            guard let response = connection.requestBlocking(method, target, headers: headers) else { throw POSIXError(.EIO) }
+            return response
+        }
     }
 
-    func verify(_ token: String, target: String = "/verify", headers: [String] = []) throws -> RawResponse {
-        try get(target, headers: ["Authorization: Bearer \(token)"] + headers)
+    func verify(_ token: String, target: String = "/verify", headers: [String] = []) async throws -> RawResponse {
+        try await get(target, headers: ["Authorization: Bearer \(token)"] + headers)
     }
 }
