@@ -45,9 +45,9 @@ public final class ServeServer: Sendable {
                 }
                 return channel.eventLoop.makeCompletedFuture {
                     let guardHandler = RequestGuard(maxBytes: settings.maxHeaderBytes,
-                                                    requestTimeout: .seconds(Int64(settings.requestTimeoutSeconds)), metrics: metrics)
+                                                    requestTimeout: .seconds(Int64(settings.requestTimeoutSeconds)),
+                                                    idleTimeout: .seconds(Int64(settings.idleTimeoutSeconds)), metrics: metrics)
                     let sync = channel.pipeline.syncOperations
-                    try sync.addHandler(IdleStateHandler(allTimeout: .seconds(Int64(settings.idleTimeoutSeconds))))
                     try sync.addHandler(guardHandler)
                     try sync.configureHTTPServerPipeline(withPipeliningAssistance: true, withErrorHandling: true)
                     try sync.addHandler(VerifyHandler(service: service, guardHandler: guardHandler))
@@ -81,6 +81,9 @@ public final class ServeServer: Sendable {
 /// First in each connection's pipeline: bounds the bytes a request may send before its header is decoded (431),
 /// the time from a request's first byte to its complete header (408: a client trickling bytes cannot hold a
 /// connection), and closes a connection idle for too long.
+///
+/// Both times are checked by one repeating task per connection (every quarter of the shorter limit, at least
+/// every 250 ms), not by a timer scheduled and cancelled per request: a request only reads the clock.
 final class RequestGuard: ChannelDuplexHandler {
     typealias InboundIn = ByteBuffer
     typealias InboundOut = ByteBuffer
@@ -89,31 +92,56 @@ final class RequestGuard: ChannelDuplexHandler {
 
     private let maxBytes: Int
     private let requestTimeout: TimeAmount
+    private let idleTimeout: TimeAmount
     private let metrics: ServeMetrics
     /// Bytes received since the last request header was decoded.
     private var pending = 0
-    private var timer: Scheduled<Void>?
+    private var requestStartedAt = NIODeadline.now()
+    private var lastActivity = NIODeadline.now()
+    private var ticker: RepeatedTask?
     private var refused = false
-    /// Whether a request is being answered (idle and request timers do not apply then).
+    /// Whether a request is being answered (idle and request limits do not apply then).
     private var busy = false
 
-    init(maxBytes: Int, requestTimeout: TimeAmount, metrics: ServeMetrics) {
+    init(maxBytes: Int, requestTimeout: TimeAmount, idleTimeout: TimeAmount, metrics: ServeMetrics) {
         self.maxBytes = maxBytes
         self.requestTimeout = requestTimeout
+        self.idleTimeout = idleTimeout
         self.metrics = metrics
+    }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        let tick = TimeAmount.nanoseconds(max(250_000_000, min(requestTimeout.nanoseconds, idleTimeout.nanoseconds) / 4))
+        let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+        ticker = context.eventLoop.scheduleRepeatedTask(initialDelay: tick, delay: tick) { _ in
+            let (handler, context) = loopBound.value
+            handler.check(context: context)
+        }
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        ticker?.cancel()
+        ticker = nil
+    }
+
+    private func check(context: ChannelHandlerContext) {
+        guard !refused, !busy else { return }
+        let now = NIODeadline.now()
+        if pending > 0 && now - requestStartedAt >= requestTimeout {
+            metrics.countRequestTimeout()
+            refuse(context: context, "408 Request Timeout")
+        } else if pending == 0 && now - lastActivity >= idleTimeout {
+            ticker?.cancel()
+            context.close(promise: nil)
+        }
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         guard !refused else { return }
         let buffer = unwrapInboundIn(data)
-        if pending == 0 && !busy && buffer.readableBytes > 0 {
-            let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
-            timer = context.eventLoop.scheduleTask(in: requestTimeout) {
-                let (handler, context) = loopBound.value
-                handler.metrics.countRequestTimeout()
-                handler.refuse(context: context, "408 Request Timeout")
-            }
-        }
+        let now = NIODeadline.now()
+        lastActivity = now
+        if pending == 0 && !busy { requestStartedAt = now }
         pending += buffer.readableBytes
         if pending > maxBytes {
             metrics.countHeaderTooLarge()
@@ -123,38 +151,27 @@ final class RequestGuard: ChannelDuplexHandler {
         context.fireChannelRead(data)
     }
 
-    /// The HTTP decoder produced a request head: its bytes are accounted for, the request timer stops.
+    /// The HTTP decoder produced a request head: its bytes are accounted for, the request time stops.
     func headReceived() {
         pending = 0
         busy = true
-        timer?.cancel()
-        timer = nil
     }
 
     /// The answer to the current request was written.
-    func answered() { busy = false }
+    func answered() {
+        busy = false
+        lastActivity = .now()
+    }
 
     private func refuse(context: ChannelHandlerContext, _ status: String) {
         guard !refused else { return }
         refused = true
-        timer?.cancel()
+        ticker?.cancel()
         let text = "HTTP/1.1 \(status)\r\nContent-Length: 0\r\nConnection: close\r\nCache-Control: no-store\r\n\r\n"
         let channel = context.channel
         context.writeAndFlush(wrapOutboundOut(channel.allocator.buffer(string: text))).whenComplete { _ in
             channel.close(promise: nil)
         }
-    }
-
-    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
-        if event is IdleStateHandler.IdleStateEvent {
-            if !busy { context.close(promise: nil) }
-            return
-        }
-        context.fireUserInboundEventTriggered(event)
-    }
-
-    func handlerRemoved(context: ChannelHandlerContext) {
-        timer?.cancel()
     }
 }
 
