@@ -62,12 +62,27 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
             ]
         ),
+        // `idtoken serve` (DESIGN §10): the verification service behind nginx, Envoy and Traefik.
+        .target(
+            name: "IDTokenServe",
+            dependencies: [
+                "IDTokenKit",
+                "IDTokenAudit",
+                "IDTokenKitRedis",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            ]
+        ),
         .executableTarget(
             name: "idtoken",
             dependencies: [
                 "IDTokenKit",
                 "IDTokenAudit",
                 "IDTokenKitRedis",
+                "IDTokenServe",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -112,6 +127,16 @@ let package = Package(
         // The command line's option group, against Profile(options:) and the audit configuration file.
         .testTarget(name: "idtokenTests", dependencies: ["idtoken", "IDTokenKit", "IDTokenAudit",
                                                         .product(name: "ArgumentParser", package: "swift-argument-parser")]),
+        .testTarget(
+            name: "IDTokenServeTests",
+            dependencies: [
+                "IDTokenServe",
+                "TestSupport",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ]
+        ),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -3,7 +3,8 @@
 # Sourced by scripts/demo and scripts/test. Safe to run again: it installs only what is missing.
 set -euo pipefail
 
-IDTK_APT_PACKAGES=(pkg-config libssl-dev libjansson-dev libhiredis-dev redis-server zlib1g-dev)
+# nginx: scripts/check_serve.py runs `idtoken serve` behind a real nginx (auth_request); wrk: the serve benchmark.
+IDTK_APT_PACKAGES=(pkg-config libssl-dev libjansson-dev libhiredis-dev redis-server zlib1g-dev nginx wrk)
 
 idtk_missing_packages() {
     local missing=()

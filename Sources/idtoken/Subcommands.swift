@@ -7,5 +7,6 @@ extension IDToken {
         NonceCommand.self,
         KeysCommand.self,
         AuditCommand.self,
+        ServeCommand.self,
     ]
 }

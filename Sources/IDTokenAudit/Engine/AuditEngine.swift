@@ -362,7 +362,7 @@ public final class AuditEngine: @unchecked Sendable {
 
     /// The replay key of DESIGN §6 (``ReplayEntry/init(signingInput:issuer:exp:leeway:)``, as the verifier makes
     /// it) of a valid token: its signed `header.payload` is everything before the last dot.
-    static func replayEntry(token: String, issuer: String, exp: Double, leeway: Double) -> ReplayEntry {
+    package static func replayEntry(token: String, issuer: String, exp: Double, leeway: Double) -> ReplayEntry {
         let end = token.utf8.lastIndex(of: UInt8(ascii: ".")) ?? token.utf8.endIndex
         return ReplayEntry(signingInput: token[..<end], issuer: issuer, exp: exp, leeway: leeway)
     }

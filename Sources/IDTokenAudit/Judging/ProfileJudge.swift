@@ -9,10 +9,12 @@ public struct AuditProfile: Sendable {
     /// A fixed snapshot: every token of the audit is judged against the same keys.
     public let keys: JWKSet
 
+    /// - Parameter cache: a verified-token cache for the profile's verifier (a long-running service answering
+    ///   the same session tokens again); an audit has its own verdict cache and leaves it nil.
     /// - Throws: ``ConfigurationError`` when the profile cannot be used.
-    public init(name: String? = nil, profile: Profile, keys: JWKSet) throws(ConfigurationError) {
+    public init(name: String? = nil, profile: Profile, keys: JWKSet, cache: VerifiedTokenCache.Configuration? = nil) throws(ConfigurationError) {
         self.name = name ?? profile.provider.rawValue
-        self.verifier = try IDTokenVerifier(profile: profile, keys: keys)
+        self.verifier = try IDTokenVerifier(profile: profile, keys: keys, cache: cache)
         self.keys = keys
     }
 

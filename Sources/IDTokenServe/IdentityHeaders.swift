@@ -1,0 +1,54 @@
+/// How claim text becomes an identity header value. Claims such as `email` are chosen by the end user, so they
+/// are hostile text: nothing in them may end a header, start another, or be read back as something else.
+///
+/// The rule (stated in docs/serve.md):
+/// - **Encoding**: bytes from `!` to `~` and the space pass through, except `%` and `,`; every other byte of the
+///   value's UTF-8 — control characters (CR, LF, NUL, TAB…), DEL, every byte of a non-ASCII character — and `%`
+///   and `,` are written as `%XX` (upper-case hex), as in RFC 3986 percent-encoding and RFC 8187's
+///   `value-chars`. Decoding is `%XX` → byte, then UTF-8. `,` is encoded so that `X-Auth-Audience`, a list, can
+///   join its items with `,`.
+/// - **Length**: identifiers (subject, issuer, audience, email) are never cut, since a cut identifier could be
+///   another user's: a value whose encoding is longer than the limit refuses the request (`invalid_claim`, the
+///   claim named). `X-Auth-Claims` (the payload, base64url as the token carries it) longer than its limit is
+///   left out, and `X-Auth-Claims-Omitted: too-large` says so.
+public enum IdentityHeaders {
+    /// The value encoded by the rule above.
+    public static func encode(_ text: String) -> String {
+        var needs = false
+        for byte in text.utf8 where !passes(byte) {
+            needs = true
+            break
+        }
+        if !needs { return text }
+        var out: [UInt8] = []
+        out.reserveCapacity(text.utf8.count + 16)
+        for byte in text.utf8 {
+            if passes(byte) {
+                out.append(byte)
+            } else {
+                out.append(UInt8(ascii: "%"))
+                out.append(hexDigits[Int(byte >> 4)])
+                out.append(hexDigits[Int(byte & 0x0F)])
+            }
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// Several values (an audience list) encoded and joined by `,`.
+    public static func encodeList(_ items: [String]) -> String {
+        items.map(encode).joined(separator: ",")
+    }
+
+    /// Whether `value` may be sent as it is: no byte outside `0x20…0x7E`. Every header this service writes is
+    /// checked with it before it is written, as a last guard.
+    public static func isSafe(_ value: String) -> Bool {
+        value.utf8.allSatisfy { $0 >= 0x20 && $0 < 0x7F }
+    }
+
+    @inline(__always)
+    static func passes(_ byte: UInt8) -> Bool {
+        byte >= 0x20 && byte < 0x7F && byte != UInt8(ascii: "%") && byte != UInt8(ascii: ",")
+    }
+
+    private static let hexDigits: [UInt8] = Array("0123456789ABCDEF".utf8)
+}

@@ -1,0 +1,196 @@
+import Foundation
+import IDTokenKit
+
+/// The `serve` member of a configuration file (DESIGN §10): how `idtoken serve` listens, its limits, and what
+/// it reads from requests. Every member is optional; an unknown member or a value out of range is refused with
+/// its name, so that the service never starts on a configuration it misread.
+///
+/// ```json
+/// "serve": {
+///   "listen": "127.0.0.1:8080",
+///   "maxHeaderBytes": 16384, "maxConnections": 10000, "idleTimeoutSeconds": 60, "requestTimeoutSeconds": 10,
+///   "cookies": {"firebase-session": "__session"},
+///   "nonceHeader": "X-IDToken-Nonce",
+///   "replayStore": "memory", "replayFailureMode": "reject", "replayCapacity": 1000000,
+///   "verifiedTokenCache": 8192,
+///   "keyCacheFiles": {"firebase": "/var/cache/idtoken/firebase.json"},
+///   "realm": "idtoken", "maxCacheAgeSeconds": 300, "maxIdentityHeaderBytes": 1024, "maxClaimsHeaderBytes": 8192,
+///   "retryAfterSeconds": 5, "shutdownGraceSeconds": 10, "unknownKidCooldownSeconds": 30, "keyRetryIntervalSeconds": 10
+/// }
+/// ```
+public struct ServeSettings: Sendable, Equatable {
+    public var host = "127.0.0.1"
+    public var port = 8080
+    /// The most bytes a request may send before its header is complete (and, since the body is never read, the
+    /// most bytes of a request in all); more is answered 431 and the connection closed.
+    public var maxHeaderBytes = 16 * 1024
+    /// Open connections at once; further ones are closed as soon as they are accepted.
+    public var maxConnections = 10_000
+    /// A connection with no traffic for this long is closed.
+    public var idleTimeoutSeconds = 60
+    /// A request's header must arrive within this long of its first byte (a client sending one byte a second is
+    /// answered 408 and closed).
+    public var requestTimeoutSeconds = 10
+    /// Profile name → the cookie that carries its token (Firebase session cookies), read when there is no
+    /// `Authorization: Bearer` header.
+    public var cookies: [String: String] = [:]
+    /// The request header holding the raw nonce, if the sign-in flow used one.
+    public var nonceHeader = "X-IDToken-Nonce"
+    /// nil (no replay check), `memory`, or a `redis://` URL.
+    public var replayStore: String?
+    /// Redis failure mode: `reject` (default) or `allow`.
+    public var replayFailureMode = "reject"
+    /// Tokens the in-memory replay cache holds at most.
+    public var replayCapacity = 1_000_000
+    /// Verified tokens remembered per profile so that a repeated token skips the signature check (0: off).
+    public var verifiedTokenCache = 8192
+    /// Profile name → warm-start key cache file (read at start, rewritten after each fetch).
+    public var keyCacheFiles: [String: String] = [:]
+    /// The realm of `WWW-Authenticate` challenges.
+    public var realm = "idtoken"
+    /// The longest `Cache-Control: max-age` given on an allowed answer.
+    public var maxCacheAgeSeconds = 300
+    /// The longest encoded identity header value (subject, issuer, audience, email); a longer one refuses the
+    /// request with `invalid_claim` rather than being cut (see ``IdentityHeaders``).
+    public var maxIdentityHeaderBytes = 1024
+    /// The longest `X-Auth-Claims` value; a larger payload is left out and `X-Auth-Claims-Omitted` says so.
+    public var maxClaimsHeaderBytes = 8192
+    /// `Retry-After` on a 503 answer.
+    public var retryAfterSeconds = 5
+    /// The shortest time between two fetches caused by unknown `kid`s (DESIGN §5's cooldown).
+    public var unknownKidCooldownSeconds = 30
+    /// After a failed key fetch, the wait before the next attempt (it grows after repeated failures).
+    public var keyRetryIntervalSeconds = 10
+    /// On SIGTERM or SIGINT, how long in-flight requests have to finish before the remaining connections close.
+    public var shutdownGraceSeconds = 10
+
+    public init() {}
+
+    /// The key cache rules of DESIGN §5 with this service's cooldown and retry interval; background refresh on.
+    public var keyCachePolicy: KeyCachePolicy {
+        var policy = KeyCachePolicy()
+        policy.refreshesInBackground = true
+        policy.unknownKidCooldown = .seconds(unknownKidCooldownSeconds)
+        policy.retryInterval = .seconds(keyRetryIntervalSeconds)
+        return policy
+    }
+
+    static let members = ["listen", "maxHeaderBytes", "maxConnections", "idleTimeoutSeconds", "requestTimeoutSeconds",
+                          "cookies", "nonceHeader", "replayStore", "replayFailureMode", "replayCapacity",
+                          "verifiedTokenCache", "keyCacheFiles", "realm", "maxCacheAgeSeconds", "maxIdentityHeaderBytes",
+                          "maxClaimsHeaderBytes", "retryAfterSeconds", "shutdownGraceSeconds",
+                          "unknownKidCooldownSeconds", "keyRetryIntervalSeconds"]
+
+    /// Reads the `serve` member (nil: all defaults). Profile names in `cookies` and `keyCacheFiles` must name
+    /// profiles of the configuration; relative cache-file paths are resolved against `baseDirectory`.
+    public static func parse(_ tree: JSONTree?, profileNames: [String], baseDirectory: String) throws(ConfigurationError) -> ServeSettings {
+        var settings = ServeSettings()
+        guard let tree else { return settings }
+        guard let members = tree.objectMembers else { throw ConfigurationError("\"serve\" must be a JSON object") }
+        for (key, _) in members where !Self.members.contains(key) {
+            throw ConfigurationError("\"serve\" has an unknown member \"\(key)\" (known: \(Self.members.joined(separator: ", ")))")
+        }
+        func integer(_ key: String, _ range: ClosedRange<Int>) throws(ConfigurationError) -> Int? {
+            guard let value = tree[key] else { return nil }
+            guard let number = value.int64, range.contains(Int(number)) else {
+                throw ConfigurationError("\"serve.\(key)\" must be a whole number from \(range.lowerBound) to \(range.upperBound)")
+            }
+            return Int(number)
+        }
+        func string(_ key: String) throws(ConfigurationError) -> String? {
+            guard let value = tree[key] else { return nil }
+            guard let text = value.string, !text.isEmpty else { throw ConfigurationError("\"serve.\(key)\" must be a non-empty string") }
+            return text
+        }
+        func byProfile(_ key: String) throws(ConfigurationError) -> [String: String] {
+            guard let value = tree[key] else { return [:] }
+            guard let members = value.objectMembers else {
+                throw ConfigurationError("\"serve.\(key)\" must be an object of profile name → string")
+            }
+            var out: [String: String] = [:]
+            for (name, item) in members {
+                guard profileNames.contains(name) else {
+                    throw ConfigurationError("\"serve.\(key).\(name)\" names no profile (profiles: \(profileNames.joined(separator: ", ")))")
+                }
+                guard let text = item.string, !text.isEmpty else { throw ConfigurationError("\"serve.\(key).\(name)\" must be a non-empty string") }
+                out[name] = text
+            }
+            return out
+        }
+        if let listen = try string("listen") {
+            do throws(ConfigurationError) { (settings.host, settings.port) = try parseListen(listen) } catch {
+                throw ConfigurationError("\"serve.listen\": \(error.reason)")
+            }
+        }
+        if let v = try integer("maxHeaderBytes", 1024...(1 << 20)) { settings.maxHeaderBytes = v }
+        if let v = try integer("maxConnections", 1...1_000_000) { settings.maxConnections = v }
+        if let v = try integer("idleTimeoutSeconds", 1...86_400) { settings.idleTimeoutSeconds = v }
+        if let v = try integer("requestTimeoutSeconds", 1...3600) { settings.requestTimeoutSeconds = v }
+        settings.cookies = try byProfile("cookies")
+        for (name, cookie) in settings.cookies where !cookie.utf8.allSatisfy(Self.isTokenCharacter) {
+            throw ConfigurationError("\"serve.cookies.\(name)\": \"\(cookie)\" is not a cookie name")
+        }
+        if let v = try string("nonceHeader") {
+            guard v.utf8.allSatisfy(Self.isTokenCharacter) else { throw ConfigurationError("\"serve.nonceHeader\" is not a header name") }
+            settings.nonceHeader = v
+        }
+        if let v = try string("replayStore") {
+            guard v == "memory" || v.hasPrefix("redis://") else {
+                throw ConfigurationError("\"serve.replayStore\" must be \"memory\" or a redis:// URL")
+            }
+            settings.replayStore = v
+        }
+        if let v = try string("replayFailureMode") {
+            guard v == "reject" || v == "allow" else { throw ConfigurationError("\"serve.replayFailureMode\" must be \"reject\" or \"allow\"") }
+            settings.replayFailureMode = v
+        }
+        if let v = try integer("replayCapacity", 1...100_000_000) { settings.replayCapacity = v }
+        if let v = try integer("verifiedTokenCache", 0...10_000_000) { settings.verifiedTokenCache = v }
+        settings.keyCacheFiles = try byProfile("keyCacheFiles").mapValues {
+            $0.hasPrefix("/") ? $0 : (baseDirectory as NSString).appendingPathComponent($0)
+        }
+        if let v = try string("realm") {
+            guard v.utf8.allSatisfy({ $0 >= 0x20 && $0 < 0x7F && $0 != UInt8(ascii: "\"") && $0 != UInt8(ascii: "\\") }) else {
+                throw ConfigurationError("\"serve.realm\" must be printable ASCII without quotes or backslashes")
+            }
+            settings.realm = v
+        }
+        if let v = try integer("maxCacheAgeSeconds", 0...86_400) { settings.maxCacheAgeSeconds = v }
+        if let v = try integer("maxIdentityHeaderBytes", 64...65_536) { settings.maxIdentityHeaderBytes = v }
+        if let v = try integer("maxClaimsHeaderBytes", 0...65_536) { settings.maxClaimsHeaderBytes = v }
+        if let v = try integer("retryAfterSeconds", 1...3600) { settings.retryAfterSeconds = v }
+        if let v = try integer("shutdownGraceSeconds", 0...3600) { settings.shutdownGraceSeconds = v }
+        if let v = try integer("unknownKidCooldownSeconds", 1...86_400) { settings.unknownKidCooldownSeconds = v }
+        if let v = try integer("keyRetryIntervalSeconds", 1...3600) { settings.keyRetryIntervalSeconds = v }
+        return settings
+    }
+
+    /// `HOST:PORT` (`[v6]:PORT` for an IPv6 address).
+    public static func parseListen(_ text: String) throws(ConfigurationError) -> (host: String, port: Int) {
+        var host: Substring, portText: Substring
+        if text.hasPrefix("["), let close = text.firstIndex(of: "]") {
+            host = text[text.index(after: text.startIndex)..<close]
+            let rest = text[text.index(after: close)...]
+            guard rest.hasPrefix(":") else { throw ConfigurationError("give HOST:PORT, e.g. 127.0.0.1:8080 or [::1]:8080") }
+            portText = rest.dropFirst()
+        } else {
+            guard let colon = text.lastIndex(of: ":") else { throw ConfigurationError("give HOST:PORT, e.g. 127.0.0.1:8080") }
+            host = text[..<colon]
+            portText = text[text.index(after: colon)...]
+        }
+        guard !host.isEmpty, let port = Int(portText), (0...65_535).contains(port) else {
+            throw ConfigurationError("give HOST:PORT with a port from 0 to 65535, e.g. 127.0.0.1:8080 (not \(text))")
+        }
+        return (String(host), port)
+    }
+
+    /// RFC 9110 `tchar`: what a header or cookie name may hold.
+    static func isTokenCharacter(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"):
+            return true
+        default:
+            return "!#$%&'*+-.^_`|~".utf8.contains(byte)
+        }
+    }
+}

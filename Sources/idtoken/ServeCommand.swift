@@ -1,0 +1,131 @@
+import ArgumentParser
+import Dispatch
+import Foundation
+import IDTokenAudit
+import IDTokenKit
+import IDTokenServe
+import Logging
+
+/// `idtoken serve --config FILE [--listen HOST:PORT] [--replay-store memory|redis://…]`: the verification service
+/// that nginx `auth_request`, Envoy `ext_authz` and Traefik `forwardAuth` ask (DESIGN §10, docs/serve.md).
+struct ServeCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "serve",
+        abstract: "Answer reverse proxies' \"is this request's token valid?\" over HTTP (docs/serve.md).",
+        discussion: """
+            Any method on /verify and below: 200 with X-Auth-* identity headers for a valid token, 401 for a \
+            missing or invalid one (WWW-Authenticate, X-Auth-Error), 403 for a policy refusal, 503 with \
+            Retry-After when keys are unavailable. /verify/<profile> picks a profile; otherwise the token's issuer \
+            does. GET /healthz, /readyz, /metrics. SIGTERM or SIGINT: in-flight requests are answered, then exit 0.
+
+            The configuration is the audit's --config file, with an optional "serve" member (docs/serve.md).
+            Exit status: 0 after a shutdown by signal, 2 bad usage or configuration.
+            """
+    )
+
+    @Option(help: "The configuration file: profiles as for `idtoken audit --config`, plus an optional \"serve\" member.")
+    var config: String
+    @Option(help: "HOST:PORT to listen on (default: serve.listen, else 127.0.0.1:8080; port 0 picks a free one).")
+    var listen: String?
+    @Option(help: "memory, or redis://[[user]:password@]HOST:PORT[/DB] (default: serve.replayStore; none).")
+    var replayStore: String?
+    @Option(help: "Event-loop threads (default: all cores).")
+    var threads: Int?
+    @Option(help: "FOR TESTS ONLY: judge every token at this fixed time (Unix seconds or ISO 8601) instead of the clock. Every check still runs.")
+    var at: TimeArgument?
+    @Option(help: "Log level: trace, debug, info (default: one line per refused request), notice, warning, error.")
+    var logLevel: String = "info"
+
+    func run() async throws {
+        guard let level = Logger.Level(rawValue: logLevel) else { throw Self.fail("--log-level: unknown level \(logLevel)") }
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = level
+            return handler
+        }
+        let configuration: AuditConfiguration
+        var settings: ServeSettings
+        do {
+            configuration = try AuditConfiguration.load(path: config)
+            let base = (config as NSString).deletingLastPathComponent
+            settings = try ServeSettings.parse(configuration.serve, profileNames: configuration.profiles.map(\.name),
+                                               baseDirectory: base.isEmpty ? "." : base)
+            if let listen { (settings.host, settings.port) = try ServeSettings.parseListen(listen) }
+            if let replayStore {
+                guard replayStore == "memory" || replayStore.hasPrefix("redis://") else {
+                    throw ConfigurationError("--replay-store must be memory or a redis:// URL")
+                }
+                settings.replayStore = replayStore
+            }
+        } catch let error as ConfigurationError {
+            throw Self.fail(error.reason)
+        }
+        if let threads, threads < 1 { throw Self.fail("--threads must be at least 1") }
+        var logger = Logger(label: "idtoken.serve")
+        logger.logLevel = level
+        var keyLogger = Logger(label: "idtoken.keys")
+        keyLogger.logLevel = level
+        let service: ServeService
+        do {
+            service = try ServeService(configuration: configuration, settings: settings,
+                                       fixedTime: at.map { $0.date.timeIntervalSince1970 }, logger: logger, keyLogger: keyLogger)
+        } catch {
+            throw Self.fail(error.reason)
+        }
+        let server = ServeServer(service: service, threads: threads ?? ProcessInfo.processInfo.activeProcessorCount)
+        let address: String
+        do {
+            let bound = try await server.start()
+            address = "\(bound.ipAddress ?? settings.host):\(bound.port ?? settings.port)"
+        } catch {
+            await server.shutdown()
+            throw Self.fail("cannot listen on \(settings.host):\(settings.port): \(error)")
+        }
+        if at != nil { logger.warning("judging every token at a fixed time (--at): for tests only") }
+        logger.notice("listening", metadata: ["address": "\(address)", "profiles": "\(service.entries.map(\.name).joined(separator: ","))"])
+        // Scripts read the bound address (with --listen …:0) from this line on standard output.
+        FileHandle.standardOutput.write(Data("listening on \(address)\n".utf8))
+
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let once = SignalOnce(continuation)
+            for signalNumber in [SIGTERM, SIGINT] {
+                signal(signalNumber, SIG_IGN)
+                let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: .global())
+                source.setEventHandler { once.fire(signalNumber) }
+                source.resume()
+                once.keep(source)
+            }
+        }
+        logger.notice("shutting down: answering in-flight requests")
+        await server.shutdown()
+        logger.notice("stopped")
+    }
+
+    static func fail(_ message: String) -> ExitCode {
+        FileHandle.standardError.write(Data("idtoken serve: \(message)\n".utf8))
+        return ExitCode(ExitStatus.usage.rawValue)
+    }
+}
+
+/// Resumes the serve command once, on the first SIGTERM or SIGINT.
+private final class SignalOnce: @unchecked Sendable {
+    private let lock = NSLock()
+    private var continuation: CheckedContinuation<Void, Never>?
+    private var sources: [any DispatchSourceSignal] = []
+
+    init(_ continuation: CheckedContinuation<Void, Never>) { self.continuation = continuation }
+
+    func keep(_ source: any DispatchSourceSignal) {
+        lock.lock()
+        sources.append(source)
+        lock.unlock()
+    }
+
+    func fire(_ signal: Int32) {
+        lock.lock()
+        let pending = continuation
+        continuation = nil
+        lock.unlock()
+        pending?.resume()
+    }
+}
