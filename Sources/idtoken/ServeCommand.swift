@@ -32,7 +32,7 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Event-loop threads (default: all cores).")
     var threads: Int?
     @Option(help: "FOR TESTS ONLY: judge every token at this fixed time (Unix seconds or ISO 8601) instead of the clock. Every check still runs.")
-    var at: TimeArgument?
+    var at: String?
     @Option(help: "Log level: trace, debug, info (default: one line per refused request), notice, warning, error.")
     var logLevel: String = "info"
 
@@ -45,7 +45,9 @@ struct ServeCommand: AsyncParsableCommand {
         }
         let configuration: AuditConfiguration
         var settings: ServeSettings
+        let fixedTime: Double?
         do {
+            fixedTime = try at.map { (text) throws(ConfigurationError) in try UnixTime.argument(text, option: "--at") }
             configuration = try AuditConfiguration.load(path: config)
             let base = (config as NSString).deletingLastPathComponent
             settings = try ServeSettings.parse(configuration.serve, profileNames: configuration.profiles.map(\.name),
@@ -68,7 +70,7 @@ struct ServeCommand: AsyncParsableCommand {
         let service: ServeService
         do {
             service = try ServeService(configuration: configuration, settings: settings,
-                                       fixedTime: at.map { $0.date.timeIntervalSince1970 }, logger: logger, keyLogger: keyLogger)
+                                       fixedTime: fixedTime, logger: logger, keyLogger: keyLogger)
         } catch {
             throw Self.fail(error.reason)
         }
