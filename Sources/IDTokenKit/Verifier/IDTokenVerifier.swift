@@ -68,11 +68,11 @@ public struct IDTokenVerifier: Sendable {
         let jws = try CompactJWS(token, limits: profile.limits)
         var keys: JWKSet
         if let current = keySource.currentKeys() { keys = current } else { keys = try await keySource.keys(refreshingFor: nil) }
-        var verification = evaluation(jws, keys: keys, now: seconds, nonce: nonce, reportsRefusals: false, replay: false)
+        var verification = evaluation(jws, keys: keys, now: seconds, nonce: nonce, reportsRefusals: false, replay: false, cached: false)
         // Only a kid the snapshot lacks is worth a refresh; a missing kid stays missing.
         if case .refused(let error, _, _, _) = verification, error.code == .unknownKey, let kid = jws.header.kid {
             keys = try await keySource.keys(refreshingFor: kid)
-            verification = evaluation(jws, keys: keys, now: seconds, nonce: nonce, reportsRefusals: false, replay: false)
+            verification = evaluation(jws, keys: keys, now: seconds, nonce: nonce, reportsRefusals: false, replay: false, cached: false)
         }
         let verified = try verification.get()
         if let replayCache {
