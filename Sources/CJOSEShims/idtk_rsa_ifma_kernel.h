@@ -1,0 +1,55 @@
+/* The Montgomery arithmetic of idtk_rsa_ifma.c, written once over a lane type V and included once per
+ * implementation: V is __m512i (eight lanes, AVX-512 IFMA) or uint64_t (one lane, portable C). Every operation
+ * means the same thing in each lane, so the portable build checks the arithmetic of the vector one.
+ *
+ * Before including, define: V, KATTR (function attributes), KFN(name), VZERO(), VSET1(x), VADD(a, b),
+ * VAND(a, b), VSRL52(a), MADDLO(acc, a, b) = acc + low 52 bits of (a mod 2^52)(b mod 2^52), MADDHI(acc, a, b) =
+ * acc + high 52 bits of that 104-bit product (vpmadd52luq / vpmadd52huq). */
+
+/* r = a b R^-1 mod n, R = 2^2080, up to one extra n: for a, b < 2n it returns r < 2n (because 4n < R), as
+ * 40 normalised 52-bit limbs. Operand scanning: row i adds a b_i and m n (m chosen so that the lowest
+ * limb becomes divisible by 2^52) into the accumulator at limb offset i, so the row's division by 2^52 is a
+ * change of offset and no limb moves. Carries are not propagated inside the rows: a limb of the accumulator
+ * receives at most 4 x 40 terms below 2^52 and one carry, < 2^60, so it never overflows 64 bits, and only
+ * the lowest limb of each row (whose low 52 bits choose m) needs its carry moved up. r may alias a or b: it
+ * is written after the last read of them. */
+static KATTR void KFN(amm)(V *r, const V *a, const V *b, const V *n, V n0) {
+    V t[2 * IDTK_RSA2048_LIMBS + 1];
+    const V mask = VSET1(0xFFFFFFFFFFFFFull);
+    for (int k = 0; k < 2 * IDTK_RSA2048_LIMBS + 1; k++) t[k] = VZERO();
+    for (int i = 0; i < IDTK_RSA2048_LIMBS; i++) {
+        V *ti = t + i;
+        const V bi = b[i];
+        for (int j = 0; j < IDTK_RSA2048_LIMBS; j++) {
+            ti[j] = MADDLO(ti[j], a[j], bi);
+            ti[j + 1] = MADDHI(ti[j + 1], a[j], bi);
+        }
+        const V m = MADDLO(VZERO(), VAND(ti[0], mask), n0);
+        for (int j = 0; j < IDTK_RSA2048_LIMBS; j++) {
+            ti[j] = MADDLO(ti[j], n[j], m);
+            ti[j + 1] = MADDHI(ti[j + 1], n[j], m);
+        }
+        ti[1] = VADD(ti[1], VSRL52(ti[0]));
+    }
+    /* The result is t[40...80] (< 2n < 2^2049, so t[80] and the last carry are zero). */
+    V carry = VZERO();
+    for (int k = 0; k < IDTK_RSA2048_LIMBS; k++) {
+        const V v = VADD(t[IDTK_RSA2048_LIMBS + k], carry);
+        r[k] = VAND(v, mask);
+        carry = VSRL52(v);
+    }
+}
+
+/* y = s^65537 R^0 mod n, up to one extra n (y <= n): s into the Montgomery domain (s rr R^-1 = s R, < 2n for
+ * any s < 2^2048), sixteen squarings, one multiplication by s R, and out of the domain (a multiplication by 1,
+ * whose result is at most n). */
+static KATTR void KFN(power65537)(V *y, const V *s, const V *n, const V *rr, V n0) {
+    V x[IDTK_RSA2048_LIMBS], one[IDTK_RSA2048_LIMBS];
+    KFN(amm)(x, s, rr, n, n0);
+    KFN(amm)(y, x, x, n, n0);
+    for (int k = 1; k < 16; k++) KFN(amm)(y, y, y, n, n0);
+    KFN(amm)(y, y, x, n, n0);
+    one[0] = VSET1(1);
+    for (int k = 1; k < IDTK_RSA2048_LIMBS; k++) one[k] = VZERO();
+    KFN(amm)(y, y, one, n, n0);
+}
