@@ -121,8 +121,10 @@ static void finish_lane(const uint64_t *limbs, size_t stride, const idtk_rsa2048
 #undef MADDLO
 #undef MADDHI
 
-static void batch_portable(const idtk_rsa2048_key *const *keys, const uint8_t *signatures, uint8_t *out, size_t lanes) {
+static void batch_portable(const idtk_rsa2048_key *const *keys, const uint8_t *signatures, uint8_t *out, size_t lanes,
+                           int mask) {
     for (size_t lane = 0; lane < lanes; lane++) {
+        if (!(mask >> lane & 1)) continue;
         uint64_t words[32], s[IDTK_RSA2048_LIMBS], y[IDTK_RSA2048_LIMBS];
         bytes_to_words(signatures + IDTK_RSA2048_BYTES * lane, words);
         words_to_limbs(words, s, 1);
@@ -150,16 +152,17 @@ static void batch_portable(const idtk_rsa2048_key *const *keys, const uint8_t *s
 #define MADDHI(acc, a, b) _mm512_madd52hi_epu64((acc), (a), (b))
 #include "idtk_rsa_ifma_kernel.h"
 
-/* Lanes beyond `lanes` compute lane 0's operation again (its key and a zero signature), and are dropped. */
-KATTR static void batch_ifma(const idtk_rsa2048_key *const *keys, const uint8_t *signatures, uint8_t *out, size_t lanes) {
+/* Lanes outside `mask` compute a zero signature with the key they are given, and are dropped. */
+KATTR static void batch_ifma(const idtk_rsa2048_key *const *keys, const uint8_t *signatures, uint8_t *out, size_t lanes,
+                             int mask) {
     _Alignas(64) uint64_t s[IDTK_RSA2048_LIMBS][IDTK_RSA_BATCH_LANES] = {{0}};
     _Alignas(64) uint64_t n[IDTK_RSA2048_LIMBS][IDTK_RSA_BATCH_LANES];
     _Alignas(64) uint64_t rr[IDTK_RSA2048_LIMBS][IDTK_RSA_BATCH_LANES];
     _Alignas(64) uint64_t n0[IDTK_RSA_BATCH_LANES];
     _Alignas(64) uint64_t y[IDTK_RSA2048_LIMBS][IDTK_RSA_BATCH_LANES];
     for (size_t lane = 0; lane < IDTK_RSA_BATCH_LANES; lane++) {
-        const idtk_rsa2048_key *key = keys[lane < lanes ? lane : 0];
-        if (lane < lanes) {
+        const idtk_rsa2048_key *key = keys[lane];
+        if (mask >> lane & 1) {
             uint64_t words[32];
             bytes_to_words(signatures + IDTK_RSA2048_BYTES * lane, words);
             words_to_limbs(words, &s[0][lane], IDTK_RSA_BATCH_LANES);
@@ -179,7 +182,7 @@ KATTR static void batch_ifma(const idtk_rsa2048_key *const *keys, const uint8_t 
     ifma_power65537(vy, vs, vn, vrr, _mm512_load_si512(n0));
     for (int k = 0; k < IDTK_RSA2048_LIMBS; k++) _mm512_store_si512(y[k], vy[k]);
     for (size_t lane = 0; lane < lanes; lane++) {
-        finish_lane(&y[0][lane], IDTK_RSA_BATCH_LANES, keys[lane], out + IDTK_RSA2048_BYTES * lane);
+        if (mask >> lane & 1) finish_lane(&y[0][lane], IDTK_RSA_BATCH_LANES, keys[lane], out + IDTK_RSA2048_BYTES * lane);
     }
 }
 
@@ -208,19 +211,30 @@ int idtk_rsa_batch_ifma_available(void) {
 int idtk_rsa2048_batch_power(int implementation, const idtk_rsa2048_key *const *keys, const uint8_t *signatures,
                              uint8_t *out, size_t lanes) {
     if (lanes < 1 || lanes > IDTK_RSA_BATCH_LANES) return 0;
+    /* The lanes the kernel computes; the others take the key of the first of them (and are not written). */
+    const idtk_rsa2048_key *taken[IDTK_RSA_BATCH_LANES];
+    const idtk_rsa2048_key *first = NULL;
+    int mask = 0;
     for (size_t lane = 0; lane < lanes; lane++) {
-        if (keys[lane]->e != 65537) return 0;
+        if (keys[lane] != NULL && keys[lane]->e == 65537) {
+            mask |= 1 << lane;
+            if (first == NULL) first = keys[lane];
+        }
+    }
+    if (first == NULL) return 0;
+    for (size_t lane = 0; lane < IDTK_RSA_BATCH_LANES; lane++) {
+        taken[lane] = lane < lanes && (mask >> lane & 1) ? keys[lane] : first;
     }
     switch (implementation) {
 #if IDTK_HAVE_IFMA
     case IDTK_RSA_BATCH_IFMA:
         if (!idtk_rsa_batch_ifma_available()) return 0;
-        batch_ifma(keys, signatures, out, lanes);
-        return 1;
+        batch_ifma(taken, signatures, out, lanes, mask);
+        return mask;
 #endif
     case IDTK_RSA_BATCH_PORTABLE:
-        batch_portable(keys, signatures, out, lanes);
-        return 1;
+        batch_portable(taken, signatures, out, lanes, mask);
+        return mask;
     default:
         return 0;
     }

@@ -37,10 +37,11 @@ int idtk_rsa2048_key_init(idtk_rsa2048_key *key, const uint8_t *modulus, size_t 
 /* 1 when this CPU can run IDTK_RSA_BATCH_IFMA (AVX-512 F, VL and IFMA, with the OS saving the registers). */
 int idtk_rsa_batch_ifma_available(void);
 
-/* For each of the `lanes` (1...8) lanes i: out[256 i ...] = (signature i)^e mod n, big-endian, 256 bytes, where
- * signature i is the 256 big-endian bytes at signatures[256 i ...] (any value below 2^2048, n or above too) and
- * (n, e) is *keys[i]. Returns 1 when it computed them; 0 when `implementation` is unknown or cannot run on this
- * CPU, `lanes` is out of range, or a lane's exponent is not 65537 (the caller then uses libcrypto). */
+/* For each lane i of the `lanes` (1...8) whose key keys[i] is not NULL and has e = 65537: out[256 i ...] =
+ * (signature i)^65537 mod n, big-endian, 256 bytes, where signature i is the 256 big-endian bytes at
+ * signatures[256 i ...] (any value below 2^2048, n or above too). Other lanes' output is not written: the caller
+ * computes them otherwise (libcrypto). Returns the lanes computed as a bit mask (bit i: lane i), 0 when
+ * `implementation` is unknown or cannot run on this CPU, `lanes` is out of range, or no lane could be taken. */
 int idtk_rsa2048_batch_power(int implementation, const idtk_rsa2048_key *const *keys, const uint8_t *signatures,
                              uint8_t *out, size_t lanes);
 
