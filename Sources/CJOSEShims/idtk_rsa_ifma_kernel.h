@@ -7,34 +7,32 @@
  * acc + high 52 bits of that 104-bit product (vpmadd52luq / vpmadd52huq). */
 
 /* r = a b R^-1 mod n, R = 2^2080, up to one extra n: for a, b < 2n it returns r < 2n (because 4n < R), as
- * 40 normalised 52-bit limbs. Operand scanning: row i adds a b_i and m n (m chosen so that the lowest
- * limb becomes divisible by 2^52) into the accumulator at limb offset i, so the row's division by 2^52 is a
- * change of offset and no limb moves. Carries are not propagated inside the rows: a limb of the accumulator
- * receives at most 4 x 40 terms below 2^52 and one carry, < 2^60, so it never overflows 64 bits, and only
- * the lowest limb of each row (whose low 52 bits choose m) needs its carry moved up. r may alias a or b: it
- * is written after the last read of them. */
+ * 40 normalised 52-bit limbs. Operand scanning: row i adds a b_i and m n (m chosen so that limb i becomes
+ * divisible by 2^52) at limb offset i, so the row's division by 2^52 is a change of offset and no limb moves.
+ * The low halves of the products go to lo[], the high halves to hi[] (one limb up): within a row no limb is
+ * written twice by different j, so the multiply-accumulates of a row do not wait on each other (one array
+ * with lo and hi both added into it made a chain from each limb to the next). Carries are not propagated
+ * inside the rows: a limb of lo[] or hi[] receives at most 2 x 40 terms below 2^52 and one carry, < 2^60,
+ * so it never overflows 64 bits; only limb i of row i, whose low 52 bits choose m, has its carry moved up.
+ * r may alias a or b: it is written after the last read of them. */
 static KATTR void KFN(amm)(V *r, const V *a, const V *b, const V *n, V n0) {
-    V t[2 * IDTK_RSA2048_LIMBS + 1];
+    V lo[2 * IDTK_RSA2048_LIMBS + 1], hi[2 * IDTK_RSA2048_LIMBS + 1];
     const V mask = VSET1(0xFFFFFFFFFFFFFull);
-    for (int k = 0; k < 2 * IDTK_RSA2048_LIMBS + 1; k++) t[k] = VZERO();
+    for (int k = 0; k < 2 * IDTK_RSA2048_LIMBS + 1; k++) lo[k] = hi[k] = VZERO();
     for (int i = 0; i < IDTK_RSA2048_LIMBS; i++) {
-        V *ti = t + i;
         const V bi = b[i];
-        for (int j = 0; j < IDTK_RSA2048_LIMBS; j++) {
-            ti[j] = MADDLO(ti[j], a[j], bi);
-            ti[j + 1] = MADDHI(ti[j + 1], a[j], bi);
-        }
-        const V m = MADDLO(VZERO(), VAND(ti[0], mask), n0);
-        for (int j = 0; j < IDTK_RSA2048_LIMBS; j++) {
-            ti[j] = MADDLO(ti[j], n[j], m);
-            ti[j + 1] = MADDHI(ti[j + 1], n[j], m);
-        }
-        ti[1] = VADD(ti[1], VSRL52(ti[0]));
+        /* Limb i is complete but for this row's j = 0 terms: choose m from it, then retire it. */
+        V low = VADD(MADDLO(lo[i], a[0], bi), hi[i]);
+        const V m = MADDLO(VZERO(), VAND(low, mask), n0);
+        low = MADDLO(low, n[0], m);
+        lo[i + 1] = VADD(lo[i + 1], VSRL52(low));
+        for (int j = 1; j < IDTK_RSA2048_LIMBS; j++) lo[i + j] = MADDLO(MADDLO(lo[i + j], a[j], bi), n[j], m);
+        for (int j = 0; j < IDTK_RSA2048_LIMBS; j++) hi[i + j + 1] = MADDHI(MADDHI(hi[i + j + 1], a[j], bi), n[j], m);
     }
-    /* The result is t[40...80] (< 2n < 2^2049, so t[80] and the last carry are zero). */
+    /* The result is limbs 40...80 of lo + hi (< 2n < 2^2049, so limb 80 and the last carry are zero). */
     V carry = VZERO();
     for (int k = 0; k < IDTK_RSA2048_LIMBS; k++) {
-        const V v = VADD(t[IDTK_RSA2048_LIMBS + k], carry);
+        const V v = VADD(VADD(lo[IDTK_RSA2048_LIMBS + k], hi[IDTK_RSA2048_LIMBS + k]), carry);
         r[k] = VAND(v, mask);
         carry = VSRL52(v);
     }
