@@ -62,7 +62,8 @@ static void words_subtract(uint64_t *a, const uint64_t *b, int count) {
     }
 }
 
-int idtk_rsa2048_key_init(idtk_rsa2048_key *key, const uint8_t *modulus, size_t modulus_count, uint64_t exponent) {
+int idtk_rsa2048_key_init(idtk_rsa2048_key *key, const uint8_t *modulus, size_t modulus_count, uint64_t exponent,
+                          const uint8_t *r_squared) {
     while (modulus_count > 0 && modulus[0] == 0) { modulus++; modulus_count--; }
     if (modulus_count != IDTK_RSA2048_BYTES || modulus[0] < 0x80 || (modulus[IDTK_RSA2048_BYTES - 1] & 1) == 0
         || exponent < 3) return 0;
@@ -74,9 +75,15 @@ int idtk_rsa2048_key_init(idtk_rsa2048_key *key, const uint8_t *modulus, size_t 
     uint64_t inverse = key->n64[0];
     for (int i = 0; i < 5; i++) inverse *= 2 - key->n64[0] * inverse;
     key->n0 = (0 - inverse) & MASK52;
-    /* R^2 = 2^4160 mod n by doubling 2^2047 (below n, whose top bit is set) 2113 times, each step reduced. */
     uint64_t x[33] = {0}, n[33] = {0};
     memcpy(n, key->n64, sizeof key->n64);
+    if (r_squared != NULL) {
+        bytes_to_words(r_squared, x);
+        if (words_at_least(x, n, 33)) return 0;
+        words_to_limbs(x, key->rr, 1);
+        return 1;
+    }
+    /* R^2 = 2^4160 mod n by doubling 2^2047 (below n, whose top bit is set) 2113 times, each step reduced. */
     x[31] = 1ull << 63;
     for (int step = 0; step < 2 * 52 * IDTK_RSA2048_LIMBS - 2047; step++) {
         for (int w = 32; w > 0; w--) x[w] = (x[w] << 1) | (x[w - 1] >> 63);

@@ -41,9 +41,26 @@ static void make_key(pool_key *k, int kind) {
     case 3: memset(k->n, 0xFF, 256); k->n[0] = 0x80; break;                   /* 2^2047 + (2^2040 - 1)...: sparse top */
     default: random_bytes(k->n, 256); k->n[0] |= 0x80; k->n[255] |= 1; break;
     }
-    /* Pool entry 3 has e = 3, a lane the kernel must leave alone (its bit clear in the returned mask). */
-    if (!idtk_rsa2048_key_init(&k->key, k->n, 256, kind == 3 ? 3 : 65537)) { fprintf(stderr, "key_init refused a 2048-bit odd modulus\n"); exit(2); }
     k->bn = BN_bin2bn(k->n, 256, k->bn);
+    /* R^2 mod n from the caller (libcrypto, as JOSE gives it) for every other key, else computed by the kernel. */
+    static int alternate;
+    uint8_t rr[256];
+    const uint8_t *given = NULL;
+    if ((alternate++ & 1) == 0) {
+        BN_CTX *ctx = BN_CTX_new();
+        BIGNUM *r = BN_new();
+        BN_set_bit(r, 4160);
+        BN_mod(r, r, k->bn, ctx);
+        BN_bn2binpad(r, rr, 256);
+        BN_free(r);
+        BN_CTX_free(ctx);
+        given = rr;
+    }
+    /* Pool entry 3 has e = 3, a lane the kernel must leave alone (its bit clear in the returned mask). */
+    if (!idtk_rsa2048_key_init(&k->key, k->n, 256, kind == 3 ? 3 : 65537, given)) {
+        fprintf(stderr, "key_init refused a 2048-bit odd modulus\n");
+        exit(2);
+    }
 }
 
 static void set_bn_bytes(const BIGNUM *v, uint8_t *out) { BN_bn2binpad(v, out, 256); }

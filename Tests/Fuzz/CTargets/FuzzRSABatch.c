@@ -60,7 +60,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
             for (int b = 0; b < 256; b++) moduli[slot][b] = take(&in);
             moduli[slot][0] |= 0x80;
             moduli[slot][255] |= 1;
-            if (!idtk_rsa2048_key_init(&keys[slot], moduli[slot], 256, 65537)) fail("key_init refused a modulus", 0, lane);
+            if (!idtk_rsa2048_key_init(&keys[slot], moduli[slot], 256, 65537, NULL)) fail("key_init refused a modulus", 0, lane);
             BN_bin2bn(moduli[slot], 256, n_bn[slot]);
             made |= 1 << slot;
         }
