@@ -140,6 +140,53 @@ static void batch_portable(const idtk_rsa2048_key *const *keys, const uint8_t *s
     }
 }
 
+/* MARK: the IFMA implementation's code with each instruction computed in C (V = eight uint64_t): the lane
+ * layout, padding and conversions of the eight-lane code run and are checked on CPUs without IFMA. */
+
+typedef struct { uint64_t l[IDTK_RSA_BATCH_LANES]; } v8;
+static inline v8 v8_set1(uint64_t x) { v8 r; for (int i = 0; i < IDTK_RSA_BATCH_LANES; i++) r.l[i] = x; return r; }
+static inline v8 v8_add(v8 a, v8 b) { for (int i = 0; i < IDTK_RSA_BATCH_LANES; i++) a.l[i] += b.l[i]; return a; }
+static inline v8 v8_and(v8 a, v8 b) { for (int i = 0; i < IDTK_RSA_BATCH_LANES; i++) a.l[i] &= b.l[i]; return a; }
+static inline v8 v8_srl52(v8 a) { for (int i = 0; i < IDTK_RSA_BATCH_LANES; i++) a.l[i] >>= 52; return a; }
+static inline v8 v8_maddlo(v8 acc, v8 a, v8 b) {
+    for (int i = 0; i < IDTK_RSA_BATCH_LANES; i++) acc.l[i] += ((a.l[i] & MASK52) * (b.l[i] & MASK52)) & MASK52;
+    return acc;
+}
+static inline v8 v8_maddhi(v8 acc, v8 a, v8 b) {
+    for (int i = 0; i < IDTK_RSA_BATCH_LANES; i++) {
+        acc.l[i] += (uint64_t)(((unsigned __int128)(a.l[i] & MASK52) * (b.l[i] & MASK52)) >> 52);
+    }
+    return acc;
+}
+static inline v8 v8_load(const uint64_t *p) { v8 r; memcpy(r.l, p, sizeof r.l); return r; }
+static inline void v8_store(uint64_t *p, v8 v) { memcpy(p, v.l, sizeof v.l); }
+
+#define V v8
+#define KATTR
+#define KFN(name) emulated_##name
+#define VZERO() v8_set1(0)
+#define VSET1(x) v8_set1(x)
+#define VADD(a, b) v8_add((a), (b))
+#define VAND(a, b) v8_and((a), (b))
+#define VSRL52(a) v8_srl52(a)
+#define MADDLO(acc, a, b) v8_maddlo((acc), (a), (b))
+#define MADDHI(acc, a, b) v8_maddhi((acc), (a), (b))
+#define VLOAD(p) v8_load(p)
+#define VSTORE(p, v) v8_store((p), (v))
+#include "idtk_rsa_ifma_kernel.h"
+#undef V
+#undef KATTR
+#undef KFN
+#undef VZERO
+#undef VSET1
+#undef VADD
+#undef VAND
+#undef VSRL52
+#undef MADDLO
+#undef MADDHI
+#undef VLOAD
+#undef VSTORE
+
 /* MARK: the AVX-512 IFMA implementation: eight lanes, V = __m512i */
 
 #if defined(__x86_64__) && (defined(__clang__) || defined(__GNUC__))
@@ -157,41 +204,9 @@ static void batch_portable(const idtk_rsa2048_key *const *keys, const uint8_t *s
 #define VSRL52(a) _mm512_srli_epi64((a), 52)
 #define MADDLO(acc, a, b) _mm512_madd52lo_epu64((acc), (a), (b))
 #define MADDHI(acc, a, b) _mm512_madd52hi_epu64((acc), (a), (b))
+#define VLOAD(p) _mm512_load_si512(p)
+#define VSTORE(p, v) _mm512_store_si512((p), (v))
 #include "idtk_rsa_ifma_kernel.h"
-
-/* Lanes outside `mask` compute a zero signature with the key they are given, and are dropped. */
-KATTR static void batch_ifma(const idtk_rsa2048_key *const *keys, const uint8_t *signatures, uint8_t *out, size_t lanes,
-                             int mask) {
-    _Alignas(64) uint64_t s[IDTK_RSA2048_LIMBS][IDTK_RSA_BATCH_LANES] = {{0}};
-    _Alignas(64) uint64_t n[IDTK_RSA2048_LIMBS][IDTK_RSA_BATCH_LANES];
-    _Alignas(64) uint64_t rr[IDTK_RSA2048_LIMBS][IDTK_RSA_BATCH_LANES];
-    _Alignas(64) uint64_t n0[IDTK_RSA_BATCH_LANES];
-    _Alignas(64) uint64_t y[IDTK_RSA2048_LIMBS][IDTK_RSA_BATCH_LANES];
-    for (size_t lane = 0; lane < IDTK_RSA_BATCH_LANES; lane++) {
-        const idtk_rsa2048_key *key = keys[lane];
-        if (mask >> lane & 1) {
-            uint64_t words[32];
-            bytes_to_words(signatures + IDTK_RSA2048_BYTES * lane, words);
-            words_to_limbs(words, &s[0][lane], IDTK_RSA_BATCH_LANES);
-        }
-        for (int k = 0; k < IDTK_RSA2048_LIMBS; k++) {
-            n[k][lane] = key->n[k];
-            rr[k][lane] = key->rr[k];
-        }
-        n0[lane] = key->n0;
-    }
-    V vs[IDTK_RSA2048_LIMBS], vn[IDTK_RSA2048_LIMBS], vrr[IDTK_RSA2048_LIMBS], vy[IDTK_RSA2048_LIMBS];
-    for (int k = 0; k < IDTK_RSA2048_LIMBS; k++) {
-        vs[k] = _mm512_load_si512(s[k]);
-        vn[k] = _mm512_load_si512(n[k]);
-        vrr[k] = _mm512_load_si512(rr[k]);
-    }
-    ifma_power65537(vy, vs, vn, vrr, _mm512_load_si512(n0));
-    for (int k = 0; k < IDTK_RSA2048_LIMBS; k++) _mm512_store_si512(y[k], vy[k]);
-    for (size_t lane = 0; lane < lanes; lane++) {
-        if (mask >> lane & 1) finish_lane(&y[0][lane], IDTK_RSA_BATCH_LANES, keys[lane], out + IDTK_RSA2048_BYTES * lane);
-    }
-}
 
 static int ifma_check(void) {
     unsigned a, b, c, d;
@@ -236,11 +251,14 @@ int idtk_rsa2048_batch_power(int implementation, const idtk_rsa2048_key *const *
 #if IDTK_HAVE_IFMA
     case IDTK_RSA_BATCH_IFMA:
         if (!idtk_rsa_batch_ifma_available()) return 0;
-        batch_ifma(taken, signatures, out, lanes, mask);
+        ifma_batch8(taken, signatures, out, lanes, mask);
         return mask;
 #endif
     case IDTK_RSA_BATCH_PORTABLE:
         batch_portable(taken, signatures, out, lanes, mask);
+        return mask;
+    case IDTK_RSA_BATCH_EMULATED_IFMA:
+        emulated_batch8(taken, signatures, out, lanes, mask);
         return mask;
     default:
         return 0;

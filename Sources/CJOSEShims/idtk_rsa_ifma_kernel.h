@@ -4,7 +4,8 @@
  *
  * Before including, define: V, KATTR (function attributes), KFN(name), VZERO(), VSET1(x), VADD(a, b),
  * VAND(a, b), VSRL52(a), MADDLO(acc, a, b) = acc + low 52 bits of (a mod 2^52)(b mod 2^52), MADDHI(acc, a, b) =
- * acc + high 52 bits of that 104-bit product (vpmadd52luq / vpmadd52huq). */
+ * acc + high 52 bits of that 104-bit product (vpmadd52luq / vpmadd52huq); for an eight-lane V also VLOAD(p) and
+ * VSTORE(p, v) (eight aligned uint64_t). */
 
 /* r = a b R^-1 mod n, R = 2^2080, up to one extra n: for a, b < 2n it returns r < 2n (because 4n < R), as
  * 40 normalised 52-bit limbs. Operand scanning: row i adds a b_i and m n (m chosen so that limb i becomes
@@ -51,3 +52,40 @@ static KATTR void KFN(power65537)(V *y, const V *s, const V *n, const V *rr, V n
     for (int k = 1; k < IDTK_RSA2048_LIMBS; k++) one[k] = VZERO();
     KFN(amm)(y, y, one, n, n0);
 }
+
+#ifdef VLOAD
+/* Eight lanes side by side (when the includer defines VLOAD and VSTORE, for an eight-lane V): lanes outside
+ * `mask` compute a zero signature with the key they are given, and are dropped. */
+static KATTR void KFN(batch8)(const idtk_rsa2048_key *const *keys, const uint8_t *signatures, uint8_t *out, size_t lanes,
+                             int mask) {
+    _Alignas(64) uint64_t s[IDTK_RSA2048_LIMBS][IDTK_RSA_BATCH_LANES] = {{0}};
+    _Alignas(64) uint64_t n[IDTK_RSA2048_LIMBS][IDTK_RSA_BATCH_LANES];
+    _Alignas(64) uint64_t rr[IDTK_RSA2048_LIMBS][IDTK_RSA_BATCH_LANES];
+    _Alignas(64) uint64_t n0[IDTK_RSA_BATCH_LANES];
+    _Alignas(64) uint64_t y[IDTK_RSA2048_LIMBS][IDTK_RSA_BATCH_LANES];
+    for (size_t lane = 0; lane < IDTK_RSA_BATCH_LANES; lane++) {
+        const idtk_rsa2048_key *key = keys[lane];
+        if (mask >> lane & 1) {
+            uint64_t words[32];
+            bytes_to_words(signatures + IDTK_RSA2048_BYTES * lane, words);
+            words_to_limbs(words, &s[0][lane], IDTK_RSA_BATCH_LANES);
+        }
+        for (int k = 0; k < IDTK_RSA2048_LIMBS; k++) {
+            n[k][lane] = key->n[k];
+            rr[k][lane] = key->rr[k];
+        }
+        n0[lane] = key->n0;
+    }
+    V vs[IDTK_RSA2048_LIMBS], vn[IDTK_RSA2048_LIMBS], vrr[IDTK_RSA2048_LIMBS], vy[IDTK_RSA2048_LIMBS];
+    for (int k = 0; k < IDTK_RSA2048_LIMBS; k++) {
+        vs[k] = VLOAD(s[k]);
+        vn[k] = VLOAD(n[k]);
+        vrr[k] = VLOAD(rr[k]);
+    }
+    KFN(power65537)(vy, vs, vn, vrr, VLOAD(n0));
+    for (int k = 0; k < IDTK_RSA2048_LIMBS; k++) VSTORE(y[k], vy[k]);
+    for (size_t lane = 0; lane < lanes; lane++) {
+        if (mask >> lane & 1) finish_lane(&y[0][lane], IDTK_RSA_BATCH_LANES, keys[lane], out + IDTK_RSA2048_BYTES * lane);
+    }
+}
+#endif

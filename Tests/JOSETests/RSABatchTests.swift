@@ -5,7 +5,8 @@ import TestSupport
 import Testing
 
 /// The batch RSA-2048 public operation (``RSABatchPower``) against libcrypto's `BN_mod_exp`, in every
-/// implementation this CPU runs: the AVX-512 IFMA kernel (when present), its arithmetic as portable C, and
+/// implementation this CPU runs: the AVX-512 IFMA kernel (when present), its arithmetic as portable C, its
+/// eight-lane code with the instructions emulated in C, and
 /// libcrypto lane by lane (what runs when the IFMA path is off: `IDTK_RSA_BATCH=libcrypto`).
 ///
 /// The million-pair run is scripts/test's Tests/RSABatchCheck (C, built -O2); here the Wycheproof cases and
@@ -61,7 +62,8 @@ import Testing
     }
 
     @Test func implementationsThisCPURuns() {
-        #expect(Self.implementations.contains(.portable) && Self.implementations.contains(.libcrypto))
+        #expect(Self.implementations.contains(.portable) && Self.implementations.contains(.emulatedIFMA)
+                && Self.implementations.contains(.libcrypto))
         #expect(RSABatchImplementation.selected.isAvailable)
         if ProcessInfo.processInfo.environment["IDTK_RSA_BATCH"] == nil {
             #expect(RSABatchImplementation.selected == (RSABatchImplementation.ifma.isAvailable ? .ifma : .libcrypto))

@@ -20,6 +20,9 @@
 /* The kernel's implementations. */
 #define IDTK_RSA_BATCH_IFMA 1
 #define IDTK_RSA_BATCH_PORTABLE 2
+/* The IFMA implementation's eight-lane code with each vector instruction computed in C: for tests on CPUs
+ * without IFMA (it checks the lane layout, padding and conversions the portable one does not use); slow. */
+#define IDTK_RSA_BATCH_EMULATED_IFMA 3
 
 /* A 2048-bit public key's Montgomery constants, computed once when the key is loaded. */
 typedef struct {

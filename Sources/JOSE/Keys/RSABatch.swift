@@ -62,6 +62,9 @@ package enum RSABatchImplementation: String, Sendable, CaseIterable {
     /// The kernel's arithmetic as portable C, one lane at a time: slower than libcrypto, there to check the
     /// arithmetic on any machine.
     case portable
+    /// The IFMA implementation's eight-lane code with each vector instruction computed in C: it checks, on any
+    /// machine, the lane layout and conversions that only the IFMA path uses. Slower still; for tests.
+    case emulatedIFMA = "emulated-ifma"
     /// libcrypto's `BN_mod_exp_mont`, one lane at a time, with each key's Montgomery context.
     case libcrypto
 
@@ -69,8 +72,8 @@ package enum RSABatchImplementation: String, Sendable, CaseIterable {
     package var isAvailable: Bool { self != .ifma || idtk_rsa_batch_ifma_available() == 1 }
 
     /// The implementation used unless one is asked for: the `IDTK_RSA_BATCH` environment variable (`ifma`,
-    /// `portable` or `libcrypto`, e.g. to run the tests with the IFMA path off) when it names one this CPU runs,
-    /// else IFMA when the CPU has it, else libcrypto. It only chooses how the numbers are computed: every
+    /// `portable`, `emulated-ifma` or `libcrypto`, e.g. to run the tests with the IFMA path off) when it names
+    /// one this CPU runs, else IFMA when the CPU has it, else libcrypto. It only chooses how the numbers are computed: every
     /// implementation computes the same numbers, and the callers check them the same way.
     package static let selected: RSABatchImplementation = {
         if let name = getenv("IDTK_RSA_BATCH").map({ String(cString: $0) }),
@@ -84,6 +87,7 @@ package enum RSABatchImplementation: String, Sendable, CaseIterable {
         switch self {
         case .ifma: IDTK_RSA_BATCH_IFMA
         case .portable: IDTK_RSA_BATCH_PORTABLE
+        case .emulatedIFMA: IDTK_RSA_BATCH_EMULATED_IFMA
         case .libcrypto: 0
         }
     }

@@ -5,7 +5,7 @@
  * its modulus slot, and the following bytes fill the modulus and the signature. Moduli are made odd with the
  * top bit set (the kernel's domain); lanes share moduli when their slots are equal, and bytes the input lacks
  * come from a generator seeded by the input, so short inputs still give full-size numbers. Every implementation
- * the CPU runs (portable, and IFMA when present) must equal BN_mod_exp in every lane. */
+ * the CPU runs (portable, emulated IFMA, and IFMA when present) must equal BN_mod_exp in every lane. */
 #include "idtk_rsa_ifma.h"
 
 #include <openssl/bn.h>
@@ -84,8 +84,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         if (!BN_mod_exp(r, s, e, n_bn[slots[lane]], ctx)) fail("BN_mod_exp failed", 0, lane);
         BN_bn2binpad(r, expected + 256 * lane, 256);
     }
-    const int implementations[2] = {IDTK_RSA_BATCH_PORTABLE, IDTK_RSA_BATCH_IFMA};
-    for (int i = 0; i < 2; i++) {
+    const int implementations[3] = {IDTK_RSA_BATCH_PORTABLE, IDTK_RSA_BATCH_EMULATED_IFMA, IDTK_RSA_BATCH_IFMA};
+    for (int i = 0; i < 3; i++) {
         if (implementations[i] == IDTK_RSA_BATCH_IFMA && !idtk_rsa_batch_ifma_available()) continue;
         if (idtk_rsa2048_batch_power(implementations[i], lane_keys, sigs, got, lanes) != (1 << lanes) - 1) {
             fail("the kernel did not take every lane", implementations[i], 0);
