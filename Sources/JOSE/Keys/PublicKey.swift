@@ -31,6 +31,9 @@ public final class PublicKey: @unchecked Sendable {
     let digest: OpaquePointer
     /// Identifies this key in the per-thread context caches; never reused within the process.
     let contextID = VerifyContextCache.newID()
+    /// A 2048-bit RSA key's constants for the batch path (``RSABatchPower``), computed here once; nil for
+    /// other keys.
+    let batchKey: RSABatchKey?
 
     /// The smallest RSA modulus accepted. Moduli with the ROCA fingerprint (CVE-2017-15361) are refused at
     /// any size.
@@ -43,6 +46,7 @@ public final class PublicKey: @unchecked Sendable {
 
         let bits = Int(EVP_PKEY_get_bits(pkey))
         let baseID = EVP_PKEY_get_base_id(pkey)
+        var batchKey: RSABatchKey?
         switch algorithm.keyType {
         case .rsa:
             guard baseID == EVP_PKEY_RSA || baseID == EVP_PKEY_RSA_PSS else {
@@ -60,6 +64,12 @@ public final class PublicKey: @unchecked Sendable {
             guard !ROCAFingerprint.matches(modulus) else {
                 throw KeyError("the RSA modulus has the ROCA fingerprint (CVE-2017-15361): its private key can be recovered")
             }
+            var exponent: OpaquePointer?
+            if EVP_PKEY_get_bn_param(pkey, idtk_param_rsa_e(), &exponent) == 1, let exponent {
+                batchKey = RSABatchKey(modulus: modulus, exponent: exponent)
+                BN_free(exponent)
+            }
+            ERR_clear_error()
         case .ec(let curve):
             guard baseID == EVP_PKEY_EC else { throw KeyError("\(algorithm.rawValue) needs an EC key") }
             guard bits == curve.coordinateLength * 8 else {
@@ -95,6 +105,7 @@ public final class PublicKey: @unchecked Sendable {
         self.algorithm = algorithm
         self.kid = kid
         self.bits = bits
+        self.batchKey = batchKey
         switch algorithm.keyType {
         case .rsa: self.signatureLength = (bits + 7) / 8
         case .ec(let curve): self.signatureLength = curve.coordinateLength * 2

@@ -1,3 +1,4 @@
+import Foundation
 @_spi(Benchmarks) import JOSE
 
 /// The raw libcrypto verification of `token`'s signature with `key`, over a precomputed digest.
@@ -13,6 +14,44 @@ public func rawBaseline(name: String, summary: String, token: String, keys: JWKS
         let baseline = RawVerifyBaseline(key: key, signature: signature, message: message)!
         return { baseline.run() }
     }
+}
+
+/// Eight RSA-2048 public operations per call through ``RSABatchPower`` (the implementation `IDTK_RSA_BATCH`
+/// chooses, else IFMA when the CPU has it, else libcrypto), counted as eight operations: the signatures copied
+/// into the lanes, `s^e mod n` for each, and each lane's result compared in full with the PKCS#1 v1.5 encoding of
+/// the digest, as `raw-rsa2048`'s `EVP_PKEY_verify` compares it.
+public func rawBatchBaseline(name: String, token: String, keys: JWKSet, baseline: String) throws -> Scenario {
+    let jws = try CompactJWS(token)
+    let key = try jws.selectKey(from: keys, allowed: [.rs256])
+    let signature = Base64URL.decode(jws.signatureSegment)!
+    let digest = SHA256.hash(Array(jws.signingInput.utf8))
+    let digestInfo: [UInt8] = [0x30, 0x31, 0x30, 0x0d, 0x06, 0x09, 0x60, 0x86, 0x48, 0x01, 0x65, 0x03, 0x04, 0x02, 0x01,
+                               0x05, 0x00, 0x04, 0x20]
+    let padding = RSABatchPower.signatureLength - 3 - digestInfo.count - digest.count
+    let encoded: [UInt8] = [0, 1] + [UInt8](repeating: 0xFF, count: padding) + [0] + digestInfo + digest
+    guard let check = RSABatchPower(), check.set(lane: 0, signature: signature, key: key), check.run(lanes: 1),
+          check.result(lane: 0) == encoded else {
+        throw BenchError("the signature for \(name) does not verify through RSABatchPower")
+    }
+    var scenario = Scenario(name: name, summary: "RSABatchPower (\(check.implementation.rawValue)): 8 x RSA-2048 s^e mod n, encoding compared",
+                            baseline: baseline) {
+        let batch = RSABatchPower()!
+        return {
+            signature.withUnsafeBytes { s in
+                for lane in 0..<RSABatchPower.lanes { _ = batch.set(lane: lane, signature: s, key: key) }
+            }
+            guard batch.run() else { return false }
+            var ok = true
+            encoded.withUnsafeBytes { e in
+                for lane in 0..<RSABatchPower.lanes {
+                    ok = batch.withResult(lane: lane) { memcmp($0.baseAddress!, e.baseAddress!, e.count) == 0 } && ok
+                }
+            }
+            return ok
+        }
+    }
+    scenario.operationsPerCall = RSABatchPower.lanes
+    return scenario
 }
 
 /// The JOSE layer alone: shape, header, key lookup, signature over the received bytes, claims parsed.
@@ -35,6 +74,7 @@ public func allScenarios(_ fixtures: Fixtures) throws -> [Scenario] {
     var scenarios = [
         try rawBaseline(name: "raw-rsa2048", summary: "EVP_PKEY_verify, RSA-2048 PKCS#1 v1.5, precomputed SHA-256",
                         token: firebase, keys: fixtures.jwks),
+        try rawBatchBaseline(name: "raw-rsa2048-batch8", token: firebase, keys: fixtures.jwks, baseline: "raw-rsa2048"),
         try rawBaseline(name: "raw-p256", summary: "EVP_PKEY_verify, ECDSA P-256, precomputed SHA-256",
                         token: es256, keys: fixtures.jwks),
         joseScenario(name: "jose-rs256", token: firebase, keys: fixtures.jwks, baseline: "raw-rsa2048"),

@@ -10,6 +10,9 @@ public struct Scenario {
     public let summary: String
     /// The name of the baseline scenario measured in the same run, or nil for a baseline itself.
     public let baseline: String?
+    /// How many operations one call of the operation does (8 for a batch of eight signatures): rates count
+    /// operations, so a batch scenario compares with its single-operation baseline per signature.
+    public var operationsPerCall = 1
     let body: Body
 
     enum Body {
@@ -50,7 +53,7 @@ public struct Scenario {
     /// Runs the scenario on `threads` threads (or tasks) for about `seconds` (a whole run: once, to its end).
     public func measure(threads: Int, seconds: Double) -> Sample {
         switch body {
-        case .threads(let make): return measureThreads(threads, seconds: seconds, make)
+        case .threads(let make): return scaled(measureThreads(threads, seconds: seconds, make))
         case .tasks(let make): return measureAsync(tasks: threads, seconds: seconds, make)
         case .whole(let run): return run(threads, nil)
         }
@@ -61,17 +64,27 @@ public struct Scenario {
     /// threads; nil otherwise (async and whole-run scenarios are measured next to their baseline instead).
     public func measurePaired(with baseline: Scenario, threads: Int, seconds: Double) -> (Sample, Sample)? {
         guard case .threads(let make) = body, case .threads(let makeBaseline) = baseline.body else { return nil }
-        return measurePairedThreads(threads, seconds: seconds, make, baseline: makeBaseline)
+        let (sample, baseSample) = measurePairedThreads(threads, seconds: seconds, make, baseline: makeBaseline)
+        return (scaled(sample), baseline.scaled(baseSample))
     }
 
-    /// Runs the operation `iterations` times on the calling thread; returns the number of failures.
+    func scaled(_ sample: Sample) -> Sample {
+        var sample = sample
+        sample.operations *= operationsPerCall
+        sample.failures *= operationsPerCall
+        return sample
+    }
+
+    /// Runs `iterations` operations on the calling thread (calls of a batch operation: one per
+    /// `operationsPerCall`, rounded up); returns the number of failures.
     public func runFixed(iterations: Int) -> Int {
         var failures = 0
         let makeAsyncOperation: AsyncOperationFactory
         switch body {
         case .threads(let make):
             let operation = make()
-            for _ in 0..<iterations where !operation() { failures += 1 }
+            let calls = (iterations + operationsPerCall - 1) / operationsPerCall
+            for _ in 0..<calls where !operation() { failures += 1 }
             return failures
         case .tasks(let make):
             makeAsyncOperation = make
