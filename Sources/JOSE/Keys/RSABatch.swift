@@ -1,5 +1,5 @@
 internal import CJOSEShims
-import CLibCrypto
+internal import CLibCrypto
 
 /// A 2048-bit RSA key's constants for ``RSABatchPower``, computed once when the key is loaded: the Montgomery
 /// constants of the C kernel (52-bit limbs, R² mod n, −n⁻¹ mod 2⁵²) and, for the libcrypto path, the modulus
