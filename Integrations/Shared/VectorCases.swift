@@ -2,6 +2,8 @@
 // generated vectors, read with Foundation (test code, not the verification path).
 import Foundation
 import IDTokenKit
+import NIOCore
+import NIOPosix
 
 /// One case of `Vectors/generated/<provider>.json`.
 struct VectorCase: Sendable {
@@ -91,5 +93,22 @@ enum Vectors {
         case "keys_unavailable": (503, nil)
         default: (401, "invalid_token")
         }
+    }
+
+    /// The `sub` of a token's payload, read independently of the library (nil when the payload is not JSON).
+    static func subject(of token: String) -> String? {
+        var part = String(token.split(separator: ".")[1]).replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        while part.count % 4 != 0 { part += "=" }
+        guard let data = Data(base64Encoded: part),
+              let payload = try? JSONSerialization.jsonObject(with: data) as? [String: Any] else { return nil }
+        return payload["sub"] as? String
+    }
+
+    /// A loopback port that was free a moment ago and has nothing listening now.
+    static func closedPort() async throws -> Int {
+        let channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton).bind(host: "127.0.0.1", port: 0).get()
+        let port = channel.localAddress!.port!
+        try await channel.close()
+        return port
     }
 }

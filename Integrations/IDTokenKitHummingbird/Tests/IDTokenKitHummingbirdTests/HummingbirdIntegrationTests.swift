@@ -141,7 +141,7 @@ import Testing
     }
 
     @Test func unavailableKeysAre503WithRetryAfter() async throws {
-        let closed = try await Self.closedPort()
+        let closed = try await Vectors.closedPort()
         var idTokens = IDTokens()
         idTokens.use(try IDTokenVerifier(profile: .firebase(projectID: "idtk-demo-7f3a2"),
                                          keys: try HTTPKeySource(url: "http://127.0.0.1:\(closed)/jwks")), as: "firebase")
@@ -193,7 +193,7 @@ import Testing
                             let body = try await response.body.collect(upTo: 1 << 20)
                             let json = try? JSONSerialization.jsonObject(with: Data(body.readableBytesView)) as? [String: Any]
                             let right = c.error == nil
-                                ? response.status.code == 200 && json?["subject"] as? String == Self.subject(of: c.token) && Self.subject(of: c.token) != nil
+                                ? response.status.code == 200 && json?["subject"] as? String == Vectors.subject(of: c.token) && Vectors.subject(of: c.token) != nil
                                 : response.status.code == 401 && (json?["error"] as? [String: Any])?["message"] as? String == c.error
                             return right ? nil : "\(c.id): \(response.status.code) \(String(buffer: body))"
                         }
@@ -237,22 +237,5 @@ import Testing
             #expect(keys.status().isRefreshing == false)
             #expect(keys.currentKeys() != nil)
         }
-    }
-
-    /// The `sub` of a token's payload, read independently of the library.
-    static func subject(of token: String) -> String? {
-        var part = String(token.split(separator: ".")[1]).replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
-        while part.count % 4 != 0 { part += "=" }
-        guard let data = Data(base64Encoded: part),
-              let payload = try? JSONSerialization.jsonObject(with: data) as? [String: Any] else { return nil }
-        return payload["sub"] as? String
-    }
-
-    /// A loopback port that was free a moment ago and has nothing listening now.
-    static func closedPort() async throws -> Int {
-        let channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton).bind(host: "127.0.0.1", port: 0).get()
-        let port = channel.localAddress!.port!
-        try await channel.close()
-        return port
     }
 }

@@ -112,7 +112,7 @@ import Vapor
 
     @Test func unavailableKeysAre503WithRetryAfter() async throws {
         // A loopback port with nothing listening: the first fetch is refused at once, and there is no cached set.
-        let closed = try await ServerSocket.closedPort()
+        let closed = try await Vectors.closedPort()
         try await RunningApp.with({ app in
             let keys = try HTTPKeySource(url: "http://127.0.0.1:\(closed)/jwks")
             app.idTokens.use(try IDTokenVerifier(profile: .firebase(projectID: "idtk-demo-7f3a2"), keys: keys), as: "firebase")
@@ -154,7 +154,7 @@ import Vapor
                     group.addTask {
                         let c = i % 3 == 0 ? invalid[i % invalid.count] : valid[i % valid.count]
                         let reply = try await server.send("/sign-in/firebase", token: c.token)
-                        let subject = c.error == nil ? Self.subject(of: c.token) : nil
+                        let subject = c.error == nil ? Vectors.subject(of: c.token) : nil
                         let right = c.error == nil ? reply.status == 200 && reply.json?["subject"] as? String == subject
                             : reply.status == 401 && reply.json?["reason"] as? String == c.error
                         return right ? nil : "\(c.id): \(reply.status) \(reply.body)"
@@ -166,15 +166,6 @@ import Vapor
             }
             #expect(wrong.isEmpty, "\(wrong.prefix(5))")
         }
-    }
-
-    /// The `sub` of a token's payload, read independently of the library.
-    static func subject(of token: String) -> String? {
-        var part = String(token.split(separator: ".")[1]).replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
-        while part.count % 4 != 0 { part += "=" }
-        guard let data = Data(base64Encoded: part),
-              let payload = try? JSONSerialization.jsonObject(with: data) as? [String: Any] else { return nil }
-        return payload["sub"] as? String
     }
 
     @Test func theKeyRefreshServiceStartsWithTheAppAndStopsOnShutdown() async throws {
@@ -201,16 +192,5 @@ import Vapor
             await #expect(throws: KeyFetchError.self) { try await keys.refresh() }
             #expect(keys.status().isRefreshing == false)
         }
-    }
-}
-
-/// A loopback port that was free a moment ago and has nothing listening now.
-enum ServerSocket {
-    static func closedPort() async throws -> Int {
-        let channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
-            .bind(host: "127.0.0.1", port: 0).get()
-        let port = channel.localAddress!.port!
-        try await channel.close()
-        return port
     }
 }
