@@ -9,6 +9,7 @@ let package = Package(
         .library(name: "IDTokenKit", targets: ["IDTokenKit"]),
         .library(name: "IDTokenKitRedis", targets: ["IDTokenKitRedis"]),
         .library(name: "IDTokenAudit", targets: ["IDTokenAudit"]),
+        .library(name: "IDTokenKitLifecycle", targets: ["IDTokenKitLifecycle"]),
         .executable(name: "idtoken", targets: ["idtoken"]),
         .executable(name: "idtoken-bench", targets: ["idtoken-bench"]),
     ],
@@ -18,6 +19,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.80.0"),
         .package(url: "https://github.com/adam-fowler/compress-nio", from: "1.5.0"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
     ],
     targets: [
         .systemLibrary(
@@ -53,6 +55,16 @@ let package = Package(
         .target(
             name: "IDTokenKitRedis",
             dependencies: ["IDTokenKit", "CHiredis", .product(name: "Logging", package: "swift-log")]
+        ),
+        // Key refresh as a swift-service-lifecycle Service, shared by `Integrations/` (Vapor, Hummingbird) and any
+        // server built on a service group; IDTokenKit itself stays free of the lifecycle dependency.
+        .target(
+            name: "IDTokenKitLifecycle",
+            dependencies: [
+                "IDTokenKit",
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
         ),
         .target(
             name: "IDTokenAudit",
@@ -106,7 +118,10 @@ let package = Package(
             name: "KeySourceTests",
             dependencies: [
                 "IDTokenKit",
+                "IDTokenKitLifecycle",
                 "TestSupport",
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "ServiceLifecycleTestKit", package: "swift-service-lifecycle"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),

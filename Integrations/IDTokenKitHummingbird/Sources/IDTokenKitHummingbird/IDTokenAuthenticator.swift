@@ -1,0 +1,155 @@
+import Foundation
+public import HTTPTypes
+public import Hummingbird
+public import HummingbirdAuth
+public import IDTokenKit
+import Logging
+
+/// A request context whose identity is a ``VerifiedToken`` and that keeps the refusal of a presented token, so
+/// that ``IDTokenGuardMiddleware`` can answer with its stable code.
+public protocol IDTokenRequestContext: AuthRequestContext where Identity == VerifiedToken {
+    var idTokenRefusal: TokenError? { get set }
+}
+
+/// The request context for routers that need nothing else.
+public struct BasicIDTokenRequestContext: IDTokenRequestContext, RequestContext {
+    public var coreContext: CoreRequestContextStorage
+    public var identity: VerifiedToken?
+    public var idTokenRefusal: TokenError?
+
+    public init(source: Source) {
+        self.coreContext = .init(source: source)
+    }
+}
+
+/// Where a route's raw nonce comes from: the app decides, per route.
+public enum IDTokenNonceSource: Sendable {
+    /// A request header (such as `X-IDToken-Nonce`).
+    case header(HTTPField.Name)
+    /// A route parameter (`/sign-in/:nonce`).
+    case parameter(String)
+
+    func raw(_ request: Request, _ context: some RequestContext) -> String? {
+        switch self {
+        case .header(let name): request.headers[name]
+        case .parameter(let name): context.parameters.get(name)
+        }
+    }
+
+    var label: String {
+        switch self {
+        case .header(let name): "header \(name)"
+        case .parameter(let name): "route parameter \(name)"
+        }
+    }
+
+    /// The nonce expectation under `profile`'s nonce mode (exact when the profile has none).
+    /// - Throws: `nonce_mismatch` when the request carries none: a route that expects one never verifies without it.
+    func expectation(_ request: Request, _ context: some RequestContext, profile: Profile) throws(TokenError) -> Nonce {
+        guard let raw = raw(request, context), !raw.isEmpty else {
+            throw TokenError(.nonceMismatch, claim: "nonce", "the request carries no nonce in the \(label)")
+        }
+        return (profile.nonceMode ?? .exact).expecting(raw)
+    }
+}
+
+/// Sets the context's identity to the ``VerifiedToken`` of the request's bearer token.
+///
+/// A request without a bearer token passes through untouched; one whose token is refused passes through without
+/// an identity and with the refusal in ``IDTokenRequestContext/idTokenRefusal``; ``IDTokenGuardMiddleware``
+/// answers 401, 403 or 503 for both. The verifier is captured when the middleware is made: no lookup per request.
+public struct IDTokenAuthenticator<Context: IDTokenRequestContext>: AuthenticatorMiddleware {
+    public typealias Identity = VerifiedToken
+    public let verifier: IDTokenVerifier
+    public let nonce: IDTokenNonceSource?
+    let settings: IDTokenSettings
+    let logger: Logger
+
+    public init(verifier: IDTokenVerifier, nonce: IDTokenNonceSource? = nil, settings: IDTokenSettings = IDTokenSettings(),
+                logger: Logger = Logger(label: "IDTokenKitHummingbird")) {
+        self.verifier = verifier
+        self.nonce = nonce
+        self.settings = settings
+        self.logger = logger
+    }
+
+    /// The verified token, or nil when there is none or it is refused.
+    public func authenticate(request: Request, context: Context) async throws -> VerifiedToken? {
+        try? await verify(request, context)?.get()
+    }
+
+    public func handle(_ request: Request, context: Context,
+                       next: (Request, Context) async throws -> Response) async throws -> Response {
+        var context = context
+        switch await verify(request, context) {
+        case .success(let token): context.identity = token
+        case .failure(let error): context.idTokenRefusal = error
+        case nil: break
+        }
+        return try await next(request, context)
+    }
+
+    private func verify(_ request: Request, _ context: Context) async -> Result<VerifiedToken, TokenError>? {
+        guard let token = request.headers.bearer?.token else { return nil }
+        do throws(TokenError) {
+            let expected = try nonce?.expectation(request, context, profile: verifier.profile)
+            return .success(try await verifier.verify(token, now: settings.now(), nonce: expected))
+        } catch {
+            context.logger.info("ID token refused", metadata: ["code": "\(error.code.rawValue)", "reason": "\(error.message)"])
+            return .failure(error)
+        }
+    }
+}
+
+/// Lets a request through only with a ``VerifiedToken`` identity; otherwise answers as ``HTTPRefusal`` says:
+/// 401 with `WWW-Authenticate: Bearer` (no token), 401 `invalid_token` or 403 `insufficient_scope` with the
+/// stable code, 503 with `Retry-After` for `keys_unavailable`.
+public struct IDTokenGuardMiddleware<Context: IDTokenRequestContext>: RouterMiddleware {
+    public let settings: IDTokenSettings
+
+    public init(settings: IDTokenSettings = IDTokenSettings()) { self.settings = settings }
+
+    public func handle(_ request: Request, context: Context,
+                       next: (Request, Context) async throws -> Response) async throws -> Response {
+        guard context.identity != nil else {
+            throw HTTPError(refusal: context.idTokenRefusal?.httpRefusal ?? .missingToken, settings: settings)
+        }
+        return try await next(request, context)
+    }
+}
+
+extension HTTPError {
+    /// A refusal as Hummingbird's error: the status, `WWW-Authenticate` and `Retry-After` of ``HTTPRefusal``,
+    /// and the stable code as the message (`{"error": {"message": "expired"}}`).
+    public init(refusal: HTTPRefusal, settings: IDTokenSettings = IDTokenSettings()) {
+        var headers = HTTPFields()
+        if let challenge = refusal.wwwAuthenticate(realm: settings.realm) { headers[.wwwAuthenticate] = challenge }
+        if case .unavailable = refusal { headers[.retryAfter] = String(settings.retryAfterSeconds) }
+        self.init(HTTPResponse.Status(code: refusal.status), headers: headers, message: refusal.code?.rawValue ?? "missing_token")
+    }
+}
+
+extension IDTokens {
+    /// Verifies the request's bearer token with the verifier registered under `profile`, for routes that verify
+    /// explicitly.
+    /// - Throws: `HTTPError` with the refusal's status, challenge and code.
+    public func verify(_ request: Request, context: some RequestContext, profile: String = defaultProfile,
+                       nonce: Nonce? = nil) async throws -> VerifiedToken {
+        guard let token = request.headers.bearer?.token else { throw HTTPError(refusal: .missingToken, settings: settings) }
+        return try await verify(token, context: context, profile: profile, nonce: nonce)
+    }
+
+    /// Verifies `token` (from a body or a cookie, say) with the verifier registered under `profile`.
+    public func verify(_ token: String, context: some RequestContext, profile: String = defaultProfile,
+                       nonce: Nonce? = nil) async throws -> VerifiedToken {
+        guard let (verifier, settings) = registered(profile) else {
+            throw HTTPError(.internalServerError, message: "no ID-token verifier is registered as \"\(profile)\"")
+        }
+        do throws(TokenError) {
+            return try await verifier.verify(token, now: settings.now(), nonce: nonce)
+        } catch {
+            context.logger.info("ID token refused", metadata: ["code": "\(error.code.rawValue)", "reason": "\(error.message)"])
+            throw HTTPError(refusal: error.httpRefusal, settings: settings)
+        }
+    }
+}

@@ -1,0 +1,241 @@
+import AsyncHTTPClient
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import IDTokenKit
+import IDTokenKitHummingbird
+import Logging
+import NIOCore
+import NIOPosix
+import Testing
+@testable import HummingbirdSignInExample
+
+/// The Hummingbird integration over real HTTP (HummingbirdTesting's live mode: the application runs in its
+/// service group on an ephemeral loopback port), with the repository's test tokens and keys.
+@Suite struct HummingbirdIntegrationTests {
+    static func demoTokens() throws -> IDTokens {
+        var idTokens = IDTokens()
+        try SignInExample.useTestKeys(&idTokens, vectors: Vectors.directory)
+        return idTokens
+    }
+
+    static func live(_ idTokens: IDTokens, router: Router<BasicIDTokenRequestContext>? = nil,
+                     _ test: @escaping @Sendable (any TestClientProtocol) async throws -> Void) async throws {
+        var logger = Logger(label: "test")
+        logger.logLevel = .warning
+        let router = router ?? Router(context: BasicIDTokenRequestContext.self)
+        SignInExample.addRoutes(to: router, idTokens: idTokens)
+        let app = Application(router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)),
+                              services: [idTokens.keyRefresh], logger: logger)
+        try await app.test(.live, test)
+    }
+
+    static func valid(_ provider: String, nonce: Bool = false) throws -> VectorCase {
+        let all = try Vectors.cases(provider)
+        return try #require(all.first {
+            $0.error == nil && ($0.nonce != nil) == nonce && ($0.nonce?.mode ?? "sha256hex") == "sha256hex"
+                && $0.profileKey == all[0].profileKey && !$0.isReplayCase && $0.at == all[0].at
+        })
+    }
+
+    static func bearer(_ token: String, _ more: HTTPFields = [:]) -> HTTPFields {
+        var headers = more
+        headers[.authorization] = "Bearer \(token)"
+        return headers
+    }
+
+    static func json(_ response: TestResponse) -> [String: Any]? {
+        try? JSONSerialization.jsonObject(with: Data(response.body.readableBytesView)) as? [String: Any]
+    }
+
+    /// The stable code of a refusal: Hummingbird's error body is `{"error": {"message": "<code>"}}`.
+    static func code(_ response: TestResponse) -> String? {
+        (json(response)?["error"] as? [String: Any])?["message"] as? String
+    }
+
+    @Test func validTokensSignIn() async throws {
+        let firebase = try Self.valid("firebase")
+        let apple = try Self.valid("apple"), appleNonce = try Self.valid("apple", nonce: true)
+        let facebook = try Self.valid("facebook"), facebookNonce = try Self.valid("facebook", nonce: true)
+        try await Self.live(try Self.demoTokens()) { client in
+            let reply = try await client.execute(uri: "/sign-in/firebase", method: .post, headers: Self.bearer(firebase.token))
+            #expect(reply.status == .ok)
+            #expect(Self.json(reply)?["subject"] as? String == "BY1QG7VRikVaTWXSRk7zdtekwOCj")
+            #expect(Self.json(reply)?["signInProvider"] as? String == "google.com")
+            for (provider, plain, withNonce) in [("apple", apple, appleNonce), ("facebook", facebook, facebookNonce)] {
+                let raw = try #require(withNonce.nonce?.value)
+                let byHeader = try await client.execute(uri: "/sign-in/\(provider)", method: .post,
+                                                        headers: Self.bearer(withNonce.token, [SignInExample.nonceHeader: raw]))
+                #expect(byHeader.status == .ok, "\(provider): \(String(buffer: byHeader.body))")
+                #expect(Self.json(byHeader)?["provider"] as? String == provider)
+                let byPath = try await client.execute(uri: "/sign-in/\(provider)/\(raw)", method: .post, headers: Self.bearer(withNonce.token))
+                #expect(byPath.status == .ok)
+                let wrong = try await client.execute(uri: "/sign-in/\(provider)/\(raw)x", method: .post, headers: Self.bearer(withNonce.token))
+                #expect(wrong.status == .unauthorized && Self.code(wrong) == "nonce_mismatch")
+                let none = try await client.execute(uri: "/sign-in/\(provider)", method: .post, headers: Self.bearer(plain.token))
+                #expect(none.status == .unauthorized && Self.code(none) == "nonce_mismatch")
+                #expect(none.headers[.wwwAuthenticate] == #"Bearer error="invalid_token", error_description="nonce_mismatch""#)
+            }
+        }
+    }
+
+    @Test func aMissingBearerGetsAChallengeWithoutError() async throws {
+        var idTokens = try Self.demoTokens()
+        idTokens.settings.realm = "example"
+        try await Self.live(idTokens) { client in
+            let missing = try await client.execute(uri: "/sign-in/firebase", method: .post)
+            #expect(missing.status == .unauthorized)
+            #expect(missing.headers[.wwwAuthenticate] == #"Bearer realm="example""#)
+            #expect(Self.code(missing) == "missing_token")
+            let basic = try await client.execute(uri: "/sign-in/firebase", method: .post, headers: [.authorization: "Basic dXNlcjpwYXNz"])
+            #expect(basic.status == .unauthorized && basic.headers[.wwwAuthenticate] == #"Bearer realm="example""#)
+        }
+    }
+
+    /// Every vector judged at its provider's base time through `IDTokens.verify`: the status, the challenge and
+    /// the code of each refusal, a 200 for each valid token.
+    @Test(arguments: ["firebase", "apple", "facebook", "oidc", "firebase-session"])
+    func everyVectorGetsItsStatusChallengeAndCode(provider: String) async throws {
+        let all = try Vectors.cases(provider)
+        let base = all[0].at
+        let cases = all.filter { $0.at == base && !$0.isReplayCase && $0.error != "keys_unavailable" }
+        let profiles = Dictionary(cases.map { ($0.verifierKey, $0) }, uniquingKeysWith: { a, _ in a })
+        let names = Dictionary(uniqueKeysWithValues: profiles.keys.sorted().enumerated().map { ($1, "p\($0)") })
+        var idTokens = IDTokens()
+        for (key, c) in profiles {
+            idTokens.use(try IDTokenVerifier(profile: c.profile, keys: try #require(try c.keySet())),
+                         as: names[key]!, now: { Date(timeIntervalSince1970: base) })
+        }
+        let router = Router(context: BasicIDTokenRequestContext.self)
+        router.post("verify/:profile") { [idTokens] request, context -> String in
+            let nonce: Nonce? = request.headers[HTTPField.Name("X-Nonce")!].map {
+                request.headers[HTTPField.Name("X-Nonce-Mode")!] == "exact" ? .exact($0) : .sha256Hex($0)
+            }
+            return try await idTokens.verify(request, context: context, profile: context.parameters.get("profile")!, nonce: nonce).subject
+        }
+        #expect(cases.count > 60)
+        try await Self.live(idTokens, router: router) { client in
+            for c in cases {
+                var headers: HTTPFields = [:]
+                if let nonce = c.nonce {
+                    headers[HTTPField.Name("X-Nonce")!] = nonce.value
+                    headers[HTTPField.Name("X-Nonce-Mode")!] = nonce.mode
+                }
+                let reply = try await client.execute(uri: "/verify/\(names[c.verifierKey]!)", method: .post, headers: Self.bearer(c.token, headers))
+                if c.token.contains(where: \.isWhitespace) {
+                    // A token with whitespace cannot travel as a bearer credential (RFC 6750 §2.1): no token.
+                    #expect(reply.status == .unauthorized && Self.code(reply) != nil, "\(c.id)")
+                    continue
+                }
+                guard let code = c.error else {
+                    #expect(reply.status == .ok, "\(c.id): \(String(buffer: reply.body))")
+                    continue
+                }
+                let (status, bearerError) = Vectors.expectedStatus(code)
+                #expect(Int(reply.status.code) == status, "\(c.id)")
+                #expect(Self.code(reply) == code, "\(c.id)")
+                #expect(reply.headers[.wwwAuthenticate] == "Bearer error=\"\(bearerError!)\", error_description=\"\(code)\"", "\(c.id)")
+            }
+        }
+    }
+
+    @Test func unavailableKeysAre503WithRetryAfter() async throws {
+        let closed = try await Vectors.closedPort()
+        var idTokens = IDTokens()
+        idTokens.use(try IDTokenVerifier(profile: .firebase(projectID: "idtk-demo-7f3a2"),
+                                         keys: try HTTPKeySource(url: "http://127.0.0.1:\(closed)/jwks")), as: "firebase")
+        idTokens.settings.retryAfterSeconds = 7
+        let token = try Self.valid("firebase").token
+        try await Self.live(idTokens) { client in
+            let reply = try await client.execute(uri: "/sign-in/firebase", method: .post, headers: Self.bearer(token))
+            #expect(reply.status == .serviceUnavailable)
+            #expect(reply.headers[.retryAfter] == "7")
+            #expect(reply.headers[.wwwAuthenticate] == nil)
+            #expect(Self.code(reply) == "keys_unavailable")
+            #expect(try await client.execute(uri: "/readyz", method: .get).status == .serviceUnavailable)
+        }
+    }
+
+    @Test func aReplayCacheAcceptsEachTokenOnce() async throws {
+        let valid = try Self.valid("firebase")
+        var idTokens = IDTokens()
+        idTokens.use(try IDTokenVerifier(profile: .firebase(projectID: "idtk-demo-7f3a2"), keys: try Vectors.keys(valid.keysPath!),
+                                         replayCache: MemoryReplayCache(capacity: 1000)),
+                     as: "firebase", now: { Date(timeIntervalSince1970: valid.at) })
+        try await Self.live(idTokens) { client in
+            #expect(try await client.execute(uri: "/sign-in/firebase", method: .post, headers: Self.bearer(valid.token)).status == .ok)
+            let again = try await client.execute(uri: "/sign-in/firebase", method: .post, headers: Self.bearer(valid.token))
+            #expect(again.status == .unauthorized && Self.code(again) == "replayed")
+        }
+    }
+
+    @Test func aThousandConcurrentRequestsAreAllAnsweredCorrectly() async throws {
+        let firebase = try Vectors.cases("firebase")
+        let valid = firebase.filter { $0.error == nil && $0.at == firebase[0].at && $0.nonce == nil && $0.profileKey == firebase[0].profileKey }
+        let invalid = firebase.filter { ["bad_signature", "wrong_audience", "malformed", "unknown_key"].contains($0.error ?? "")
+            && $0.profileKey == firebase[0].profileKey }
+        #expect(valid.count >= 5 && invalid.count >= 10)
+        try await Self.live(try Self.demoTokens()) { client in
+            let port = try #require(client.port)
+            var configuration = HTTPClient.Configuration()
+            configuration.connectionPool = .init(idleTimeout: .seconds(30), concurrentHTTP1ConnectionsPerHostSoftLimit: 64)
+            let http = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+            do {
+                let wrong = try await withThrowingTaskGroup(of: String?.self) { group in
+                    for i in 0..<1000 {
+                        group.addTask {
+                            let c = i % 3 == 0 ? invalid[i % invalid.count] : valid[i % valid.count]
+                            var request = HTTPClientRequest(url: "http://127.0.0.1:\(port)/sign-in/firebase")
+                            request.method = .POST
+                            request.headers.add(name: "Authorization", value: "Bearer \(c.token)")
+                            let response = try await http.execute(request, timeout: .seconds(30))
+                            let body = try await response.body.collect(upTo: 1 << 20)
+                            let json = try? JSONSerialization.jsonObject(with: Data(body.readableBytesView)) as? [String: Any]
+                            let right = c.error == nil
+                                ? response.status.code == 200 && json?["subject"] as? String == Vectors.subject(of: c.token) && Vectors.subject(of: c.token) != nil
+                                : response.status.code == 401 && (json?["error"] as? [String: Any])?["message"] as? String == c.error
+                            return right ? nil : "\(c.id): \(response.status.code) \(String(buffer: body))"
+                        }
+                    }
+                    var wrong: [String] = []
+                    for try await result in group { if let result { wrong.append(result) } }
+                    return wrong
+                }
+                #expect(wrong.isEmpty, "\(wrong.prefix(5))")
+            } catch {
+                try? await http.shutdown()
+                throw error
+            }
+            try await http.shutdown()
+        }
+    }
+
+    @Test func theKeyRefreshServiceRunsInTheServiceGroupAndStopsOnShutdown() async throws {
+        let valid = try Self.valid("firebase")
+        let jwks = try String(contentsOfFile: valid.keysPath!, encoding: .utf8)
+        // A second application serves the key set, so that the verifier's keys come over HTTP.
+        let keyRouter = Router()
+        keyRouter.get("jwks") { _, _ in
+            Response(status: .ok, headers: [.contentType: "application/json", .cacheControl: "max-age=600"],
+                     body: .init(byteBuffer: ByteBuffer(string: jwks)))
+        }
+        try await Application(router: keyRouter, configuration: .init(address: .hostname("127.0.0.1", port: 0))).test(.live) { keyServer in
+            let keys = try HTTPKeySource(url: "http://127.0.0.1:\(try #require(keyServer.port))/jwks")
+            var idTokens = IDTokens()
+            idTokens.use(try IDTokenVerifier(profile: .firebase(projectID: "idtk-demo-7f3a2"), keys: keys),
+                         as: "firebase", now: { Date(timeIntervalSince1970: valid.at) })
+            try await Self.live(idTokens) { client in
+                // The service warms the source alongside the server; the first request may wait for that fetch.
+                let signIn = try await client.execute(uri: "/sign-in/firebase", method: .post, headers: Self.bearer(valid.token))
+                let ready = try await client.execute(uri: "/readyz", method: .get)
+                #expect(signIn.status == .ok && ready.status == .ok)
+                #expect(keys.status().fetchCount == 1)
+            }
+            // The service group shut down gracefully: the source's refresh stopped and it fetches nothing any more.
+            await #expect(throws: KeyFetchError.self) { try await keys.refresh() }
+            #expect(keys.status().isRefreshing == false)
+            #expect(keys.currentKeys() != nil)
+        }
+    }
+}

@@ -1,0 +1,196 @@
+import AsyncHTTPClient
+import Foundation
+import IDTokenKit
+import IDTokenKitVapor
+import NIOCore
+import NIOPosix
+import Testing
+import Vapor
+@testable import VaporSignInExample
+
+/// The Vapor integration over real HTTP: the example application and vector-driven routes, served on an
+/// ephemeral loopback port, with the repository's test tokens and keys.
+@Suite struct VaporIntegrationTests {
+    static func demo(_ app: Application) throws {
+        try SignInExample.useTestKeys(app, vectors: Vectors.directory)
+        SignInExample.routes(app)
+    }
+
+    static func valid(_ provider: String, nonce: Bool = false) throws -> VectorCase {
+        let all = try Vectors.cases(provider)
+        return try #require(all.first {
+            $0.error == nil && ($0.nonce != nil) == nonce && ($0.nonce?.mode ?? "sha256hex") == "sha256hex"
+                && $0.profileKey == all[0].profileKey && !$0.isReplayCase && $0.at == all[0].at
+        })
+    }
+
+    @Test func validTokensSignIn() async throws {
+        try await RunningApp.with(Self.demo) { server in
+            let firebase = try Self.valid("firebase")
+            let reply = try await server.send("/sign-in/firebase", token: firebase.token)
+            #expect(reply.status == 200)
+            #expect(reply.json?["provider"] as? String == "firebase")
+            #expect(reply.json?["subject"] as? String == "BY1QG7VRikVaTWXSRk7zdtekwOCj")
+            #expect(reply.json?["signInProvider"] as? String == "google.com")
+
+            for provider in ["apple", "facebook"] {
+                let plain = try Self.valid(provider)
+                let withNonce = try Self.valid(provider, nonce: true)
+                let raw = try #require(withNonce.nonce?.value)
+                // The nonce from a header, or from the path; a route that expects one refuses a request without it.
+                let byHeader = try await server.send("/sign-in/\(provider)", token: withNonce.token, headers: [(SignInExample.nonceHeader, raw)])
+                #expect(byHeader.status == 200, "\(provider): \(byHeader.body)")
+                #expect(byHeader.json?["provider"] as? String == provider)
+                let byPath = try await server.send("/sign-in/\(provider)/\(raw)", token: withNonce.token)
+                #expect(byPath.status == 200)
+                let wrong = try await server.send("/sign-in/\(provider)/\(raw)x", token: withNonce.token)
+                #expect(wrong.status == 401 && wrong.json?["reason"] as? String == "nonce_mismatch")
+                let none = try await server.send("/sign-in/\(provider)", token: plain.token)
+                #expect(none.status == 401 && none.json?["reason"] as? String == "nonce_mismatch")
+                #expect(none.headers.first(name: "WWW-Authenticate") == #"Bearer error="invalid_token", error_description="nonce_mismatch""#)
+            }
+        }
+    }
+
+    @Test func aMissingOrMalformedBearerGetsAChallengeWithoutError() async throws {
+        try await RunningApp.with({ app in
+            try Self.demo(app)
+            app.idTokens.settings.realm = "example"
+        }) { server in
+            let missing = try await server.send("/sign-in/firebase")
+            #expect(missing.status == 401)
+            #expect(missing.headers.first(name: "WWW-Authenticate") == #"Bearer realm="example""#)
+            #expect(missing.json?["reason"] as? String == "missing_token")
+            let basic = try await server.send("/sign-in/firebase", headers: [("Authorization", "Basic dXNlcjpwYXNz")])
+            #expect(basic.status == 401 && basic.headers.first(name: "WWW-Authenticate") == #"Bearer realm="example""#)
+        }
+    }
+
+    /// Every vector judged at its provider's base time, through `req.idToken.verify(profile:nonce:)`: the status,
+    /// the challenge and the code of each refusal, the subject of each valid token.
+    @Test(arguments: ["firebase", "apple", "facebook", "oidc", "firebase-session"])
+    func everyVectorGetsItsStatusChallengeAndCode(provider: String) async throws {
+        let all = try Vectors.cases(provider)
+        let base = all[0].at
+        let cases = all.filter { $0.at == base && !$0.isReplayCase && $0.error != "keys_unavailable" }
+        let profiles = Dictionary(cases.map { ($0.verifierKey, $0) }, uniquingKeysWith: { a, _ in a })
+        let names = Dictionary(uniqueKeysWithValues: profiles.keys.sorted().enumerated().map { ($1, "p\($0)") })
+        try await RunningApp.with({ app in
+            for (key, c) in profiles {
+                app.idTokens.use(try IDTokenVerifier(profile: c.profile, keys: try #require(try c.keySet())),
+                                 as: names[key]!, now: { Date(timeIntervalSince1970: base) })
+            }
+            app.post("verify", ":profile") { req async throws -> String in
+                let nonce: Nonce? = req.headers.first(name: "X-Nonce").map {
+                    req.headers.first(name: "X-Nonce-Mode") == "exact" ? .exact($0) : .sha256Hex($0)
+                }
+                return try await req.idToken.verify(profile: req.parameters.get("profile")!, nonce: nonce).subject
+            }
+        }) { server in
+            #expect(cases.count > 60)
+            for c in cases {
+                var headers: [(String, String)] = []
+                if let nonce = c.nonce { headers = [("X-Nonce", nonce.value), ("X-Nonce-Mode", nonce.mode)] }
+                let reply = try await server.send("/verify/\(names[c.verifierKey]!)", token: c.token, headers: headers)
+                if c.token.contains(where: \.isWhitespace) {
+                    // A token with whitespace cannot travel as a bearer credential (RFC 6750 §2.1): no token.
+                    #expect(reply.status == 401 && reply.json?["reason"] as? String == "missing_token", "\(c.id)")
+                    continue
+                }
+                guard let code = c.error else {
+                    #expect(reply.status == 200, "\(c.id): \(reply.body)")
+                    continue
+                }
+                let (status, bearerError) = Vectors.expectedStatus(code)
+                #expect(reply.status == status, "\(c.id)")
+                #expect(reply.json?["reason"] as? String == code, "\(c.id)")
+                #expect(reply.headers.first(name: "WWW-Authenticate")
+                    == "Bearer error=\"\(bearerError!)\", error_description=\"\(code)\"", "\(c.id)")
+            }
+        }
+    }
+
+    @Test func unavailableKeysAre503WithRetryAfter() async throws {
+        // A loopback port with nothing listening: the first fetch is refused at once, and there is no cached set.
+        let closed = try await Vectors.closedPort()
+        try await RunningApp.with({ app in
+            let keys = try HTTPKeySource(url: "http://127.0.0.1:\(closed)/jwks")
+            app.idTokens.use(try IDTokenVerifier(profile: .firebase(projectID: "idtk-demo-7f3a2"), keys: keys), as: "firebase")
+            app.idTokens.settings.retryAfterSeconds = 7
+            SignInExample.routes(app)
+        }) { server in
+            let reply = try await server.send("/sign-in/firebase", token: try Self.valid("firebase").token)
+            #expect(reply.status == 503)
+            #expect(reply.headers.first(name: "Retry-After") == "7")
+            #expect(reply.headers.first(name: "WWW-Authenticate") == nil)
+            #expect(reply.json?["reason"] as? String == "keys_unavailable")
+            #expect(try await server.send("/readyz", method: .GET).status == 503)
+        }
+    }
+
+    @Test func aReplayCacheAcceptsEachTokenOnce() async throws {
+        let valid = try Self.valid("firebase")
+        try await RunningApp.with({ app in
+            app.idTokens.use(try IDTokenVerifier(profile: .firebase(projectID: "idtk-demo-7f3a2"),
+                                                 keys: try Vectors.keys(valid.keysPath!), replayCache: MemoryReplayCache(capacity: 1000)),
+                             as: "firebase", now: { Date(timeIntervalSince1970: valid.at) })
+            SignInExample.routes(app)
+        }) { server in
+            #expect(try await server.send("/sign-in/firebase", token: valid.token).status == 200)
+            let again = try await server.send("/sign-in/firebase", token: valid.token)
+            #expect(again.status == 401 && again.json?["reason"] as? String == "replayed")
+        }
+    }
+
+    @Test func aThousandConcurrentRequestsAreAllAnsweredCorrectly() async throws {
+        let firebase = try Vectors.cases("firebase")
+        let valid = firebase.filter { $0.error == nil && $0.at == firebase[0].at && $0.nonce == nil && $0.profileKey == firebase[0].profileKey }
+        let invalid = firebase.filter { ["bad_signature", "wrong_audience", "malformed", "unknown_key"].contains($0.error ?? "")
+            && $0.profileKey == firebase[0].profileKey }
+        #expect(valid.count >= 5 && invalid.count >= 10)
+        try await RunningApp.with(Self.demo) { server in
+            let wrong = try await withThrowingTaskGroup(of: String?.self) { group in
+                for i in 0..<1000 {
+                    group.addTask {
+                        let c = i % 3 == 0 ? invalid[i % invalid.count] : valid[i % valid.count]
+                        let reply = try await server.send("/sign-in/firebase", token: c.token)
+                        let subject = c.error == nil ? Vectors.subject(of: c.token) : nil
+                        let right = c.error == nil ? reply.status == 200 && reply.json?["subject"] as? String == subject
+                            : reply.status == 401 && reply.json?["reason"] as? String == c.error
+                        return right ? nil : "\(c.id): \(reply.status) \(reply.body)"
+                    }
+                }
+                var wrong: [String] = []
+                for try await result in group { if let result { wrong.append(result) } }
+                return wrong
+            }
+            #expect(wrong.isEmpty, "\(wrong.prefix(5))")
+        }
+    }
+
+    @Test func theKeyRefreshServiceStartsWithTheAppAndStopsOnShutdown() async throws {
+        let valid = try Self.valid("firebase")
+        let jwks = try String(contentsOfFile: valid.keysPath!, encoding: .utf8)
+        // A second application serves the key set, so that the verifier's keys come over HTTP.
+        try await RunningApp.with({ keyServer in
+            keyServer.get("jwks") { _ in Response(status: .ok, headers: ["Content-Type": "application/json", "Cache-Control": "max-age=600"], body: .init(string: jwks)) }
+        }) { keyServer in
+            let keys = try HTTPKeySource(url: "http://127.0.0.1:\(keyServer.port)/jwks")
+            try await RunningApp.with({ app in
+                app.idTokens.use(try IDTokenVerifier(profile: .firebase(projectID: "idtk-demo-7f3a2"), keys: keys),
+                                 as: "firebase", now: { Date(timeIntervalSince1970: valid.at) })
+                SignInExample.routes(app)
+            }) { server in
+                // Booting warmed the source: the keys were fetched before the first request.
+                #expect(keys.currentKeys() != nil)
+                let ready = try await server.send("/readyz", method: .GET)
+                let signIn = try await server.send("/sign-in/firebase", token: valid.token)
+                #expect(ready.status == 200 && signIn.status == 200)
+                #expect(keys.status().fetchCount == 1)
+            }
+            // The application shut down: the source's refresh stopped, and it fetches nothing any more.
+            await #expect(throws: KeyFetchError.self) { try await keys.refresh() }
+            #expect(keys.status().isRefreshing == false)
+        }
+    }
+}

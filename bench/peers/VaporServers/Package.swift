@@ -1,0 +1,27 @@
+// swift-tools-version: 6.1
+// The Vapor integration against vapor/jwt 5.2 as HTTP servers, driven by wrk (bench/peers/vapor-wrk.sh). A package
+// of its own so that vapor/jwt never enters IDTokenKit's or IDTokenKitVapor's dependency graph.
+import PackageDescription
+
+let package = Package(
+    name: "VaporServers",
+    platforms: [.macOS(.v15)],
+    dependencies: [
+        .package(name: "IDTokenKit", path: "../../.."),
+        .package(name: "IDTokenKitVapor", path: "../../../Integrations/IDTokenKitVapor"),
+        .package(url: "https://github.com/vapor/vapor", from: "4.122.0"),
+        .package(url: "https://github.com/vapor/jwt", exact: "5.2.0"),
+    ],
+    targets: [
+        .executableTarget(
+            name: "vapor-peer-server",
+            dependencies: [
+                .product(name: "IDTokenKit", package: "IDTokenKit"),
+                .product(name: "IDTokenKitVapor", package: "IDTokenKitVapor"),
+                .product(name: "Vapor", package: "vapor"),
+                .product(name: "JWT", package: "jwt"),
+            ]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)
