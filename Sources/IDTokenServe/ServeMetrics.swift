@@ -70,7 +70,12 @@ public final class ServeMetrics: @unchecked Sendable {
         out += "idtoken_requests_total{outcome=\"allowed\",code=\"\"} \(outcomes[0].load(ordering: .relaxed))\n"
         out += "idtoken_requests_total{outcome=\"missing_token\",code=\"\"} \(outcomes[1].load(ordering: .relaxed))\n"
         for (i, code) in Self.codes.enumerated() {
-            let outcome = ServeDecision.status(for: code) == 403 ? "forbidden" : ServeDecision.status(for: code) == 503 ? "unavailable" : "invalid"
+            let outcome: String
+            switch HTTPRefusal(code) {
+            case .forbidden: outcome = "forbidden"
+            case .unavailable: outcome = "unavailable"
+            default: outcome = "invalid"
+            }
             out += "idtoken_requests_total{outcome=\"\(outcome)\",code=\"\(code.rawValue)\"} \(outcomes[2 + i].load(ordering: .relaxed))\n"
         }
         out += "# HELP idtoken_request_duration_seconds Time to answer a verification request.\n"

@@ -36,15 +36,6 @@ public struct ServeResponse: Sendable {
 enum ServeDecision {
     case now(ServeResponse)
     case later(@Sendable () async -> ServeResponse)
-
-    /// DESIGN §10: policy refusals are 403, a key outage 503, every other refusal 401.
-    static func status(for code: TokenError.Code) -> Int {
-        switch code {
-        case .tenantMismatch, .providerNotAllowed, .revoked: return 403
-        case .keysUnavailable: return 503
-        default: return 401
-        }
-    }
 }
 
 /// The verification side of `idtoken serve`, without HTTP: routes a request to a profile, verifies its token and
@@ -254,8 +245,9 @@ public final class ServeService: Sendable {
         }
         guard let token = token(of: request, profile: chosen) else {
             logger.info("refused", metadata: ["code": "missing_token", "status": "401"])
-            var response = ServeResponse(status: 401, headers: [("WWW-Authenticate", "Bearer realm=\"\(settings.realm)\""),
-                                                                 ("Cache-Control", "no-store")], body: "")
+            let challenge = HTTPRefusal.missingToken.wwwAuthenticate(realm: settings.realm) ?? "Bearer"
+            var response = ServeResponse(status: 401, headers: [("WWW-Authenticate", challenge), ("Cache-Control", "no-store")],
+                                         body: "")
             response.slot = 1
             return .now(response)
         }
@@ -352,14 +344,13 @@ public final class ServeService: Sendable {
     // MARK: Answers
 
     func refusal(_ error: TokenError, profile: String?) -> ServeResponse {
-        let status = ServeDecision.status(for: error.code)
+        // The one classification of refusals (HTTPRefusal) that the Vapor and Hummingbird integrations answer with
+        // too: 401 invalid_token, 403 insufficient_scope, 503 without a challenge (the token was not judged).
+        let refusal = error.httpRefusal
+        let status = refusal.status
         let code = error.code.rawValue
-        let challenge = status == 403 ? "insufficient_scope" : "invalid_token"
-        var headers: [(String, String)] = [
-            ("WWW-Authenticate", "Bearer realm=\"\(settings.realm)\", error=\"\(challenge)\", error_description=\"\(code)\""),
-            ("X-Auth-Error", code),
-            ("Cache-Control", "no-store"),
-        ]
+        var headers: [(String, String)] = [("X-Auth-Error", code), ("Cache-Control", "no-store")]
+        if let challenge = refusal.wwwAuthenticate(realm: settings.realm) { headers.insert(("WWW-Authenticate", challenge), at: 0) }
         if status == 503 { headers.append(("Retry-After", String(settings.retryAfterSeconds))) }
         var metadata: Logger.Metadata = ["code": "\(code)", "status": "\(status)",
                                          "message": "\(IdentityHeaders.encode(String(error.message.prefix(300))))"]
