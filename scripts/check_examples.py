@@ -59,6 +59,8 @@ def main():
             if any(m.strip().split()[1] not in ("IDTokenKit", "IDTokenKitRedis", "IDTokenAudit", "Foundation", "JOSE")
                    for m in imports):
                 continue  # an example for another package (Vapor, Hummingbird): built by that package's tests
+            if any(".package(" in l or ".product(" in l for l in body):
+                continue  # a Package.swift fragment, not code
             for offset, line in enumerate(body):
                 if line not in imports:
                     lines.append(line)

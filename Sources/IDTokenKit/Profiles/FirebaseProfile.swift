@@ -15,6 +15,7 @@ extension Profile {
     /// string; `sub` (the user ID) is 1–128 characters; `iat`, `exp` and `auth_time` are required.
     ///
     /// - Parameters:
+    ///   - projectID: the Firebase project ID, which the token's `aud` must be.
     ///   - tenant: accept only tokens of this Identity Platform tenant (`tenant_mismatch` otherwise).
     ///   - allowedSignInProviders: accept only these `firebase.sign_in_provider` values, e.g.
     ///     `["apple.com", "facebook.com", "github.com"]` (`provider_not_allowed` otherwise).

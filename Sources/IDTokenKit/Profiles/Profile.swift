@@ -4,24 +4,29 @@
 ///
 /// Use the provider constructors — ``firebase(projectID:tenant:allowedSignInProviders:revocation:)``,
 /// ``firebaseSessionCookie(projectID:tenant:allowedSignInProviders:revocation:)``, ``apple(clientIDs:)``,
-/// ``facebook(appID:extraIssuers:)``, ``oidc(issuers:audiences:algorithms:jwksURL:)`` — and adjust fields if
+/// ``facebook(appID:extraIssuers:)``, `oidc(issuers:audiences:algorithms:jwksURL:)` — and adjust fields if
 /// needed. The token never chooses anything here: the algorithm, issuer and keys all come from the profile.
 public struct Profile: Sendable {
+    /// Whose rules these are: which claims the provider's tokens carry and how ``VerifiedToken`` reads them.
     public var provider: Provider
     /// `iss` must equal one of these.
     public var issuer: IssuerRule
     /// The algorithms a token may be signed with. `none` and HMAC cannot be named at all.
     public var algorithms: Set<JWSAlgorithm>
+    /// `aud` must name one of the accepted audiences.
     public var audience: AudienceRule
     /// Whether the header must name its key with `kid` (true for Firebase, Apple and Facebook).
     public var requiresKeyID: Bool
+    /// Which time claims are required; the checks themselves are DESIGN §2's, with ``leeway``.
     public var time: TimeRules
     /// Further checks, in order, after issuer, audience, time and subject.
     public var rules: [any ClaimRule]
     /// How the provider carries a nonce: ``Nonce/Mode/sha256Hex`` for Apple and Facebook; nil when it has none.
     /// A verifier compares a nonce given without a mode (``Nonce/init(_:mode:)``) this way.
     public var nonceMode: NonceMode?
+    /// The clock skew allowed on `exp`, `nbf`, `iat` and `auth_time` (0–300 s; 60 s by default).
     public var leeway: Leeway
+    /// Size and nesting limits applied before a token is read.
     public var limits: JWSLimits
     /// Where the provider publishes its keys (a JWKS or a kid → certificate map), for an HTTPS key source.
     public var keysURL: String?
@@ -30,6 +35,8 @@ public struct Profile: Sendable {
     /// Advice appended to `wrong_issuer` messages.
     public var issuerHint: String
 
+    /// A profile from its parts. The provider constructors and ``init(options:revocation:)`` are the usual way;
+    /// this one is for issuers none of them describes. ``validate()`` (run by every verifier) checks the result.
     public init(provider: Provider, issuers: [String], algorithms: Set<JWSAlgorithm>, audience: AudienceRule,
                 requiresKeyID: Bool, time: TimeRules, rules: [any ClaimRule], nonceMode: NonceMode?,
                 keysURL: String?, leeway: Leeway = .default, limits: JWSLimits = .default,

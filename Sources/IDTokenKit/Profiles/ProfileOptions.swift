@@ -76,7 +76,9 @@ extension Profile {
     /// needs, algorithm names and the leeway. Messages name each option as the command line spells it and as an
     /// audit configuration file does (`--project-id`, `"projectId"`).
     ///
-    /// - Parameter revocation: per-user revocation times for Firebase tokens (a lookup, not an option).
+    /// - Parameters:
+    ///   - options: what the profile accepts.
+    ///   - revocation: per-user revocation times for Firebase tokens (a lookup, not an option).
     /// - Throws: ``ConfigurationError`` naming what is wrong.
     public init(options: Options, revocation: (any RevocationTimes)? = nil) throws(ConfigurationError) {
         let provider = options.provider

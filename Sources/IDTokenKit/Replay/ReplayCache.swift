@@ -12,6 +12,8 @@ public struct ReplayEntry: Sendable, Hashable {
     /// Unix time, in seconds, after which the entry may be forgotten: the token's `exp` plus the leeway.
     public let expiresAt: Int64
 
+    /// An entry from its parts; ``init(signingInput:issuer:exp:leeway:)`` derives them from a token as every
+    /// part of the project does (DESIGN §6).
     public init(issuer: String, tokenDigest: [UInt8], expiresAt: Int64) {
         self.issuer = issuer
         self.tokenDigest = tokenDigest
@@ -47,6 +49,7 @@ public protocol ReplayCache: Sendable {
 
 /// A replay cache that answers without suspending, for synchronous (batch) verification.
 public protocol SynchronousReplayCache: ReplayCache {
+    /// ``ReplayCache/insertIfAbsent(_:now:)`` without suspending: true when `entry` was not there and is now.
     func insertIfAbsentNow(_ entry: ReplayEntry, now: Int64) throws(TokenError) -> Bool
 }
 

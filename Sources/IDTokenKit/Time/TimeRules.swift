@@ -10,9 +10,12 @@
 /// NumericDate before its rule is applied, in the order `exp`, `nbf`, `iat`, `auth_time`: a token refused for
 /// one claim is refused for it whatever the later claims hold.
 public struct TimeRules: Sendable, Equatable {
+    /// Whether `iat` must be present.
     public var requiresIssuedAt: Bool
+    /// Whether `auth_time` must be present.
     public var requiresAuthTime: Bool
 
+    /// Rules requiring `exp`, and `iat` and `auth_time` as given.
     public init(requiresIssuedAt: Bool, requiresAuthTime: Bool = false) {
         self.requiresIssuedAt = requiresIssuedAt
         self.requiresAuthTime = requiresAuthTime

@@ -16,7 +16,14 @@
 public struct TimeWindow: Sendable, Equatable {
     /// The time claims, in the order the verifier checks them.
     public enum Bound: Int, Sendable, CaseIterable {
-        case exp, nbf, iat, authTime
+        /// `exp`: ``TimeWindow/expiresAt``.
+        case exp
+        /// `nbf`: ``TimeWindow/notBefore``.
+        case nbf
+        /// `iat`: ``TimeWindow/issuedAt``.
+        case iat
+        /// `auth_time`: ``TimeWindow/authenticatedAt``.
+        case authTime
 
         /// The claim's name in the token.
         public var claim: String {
@@ -54,7 +61,7 @@ public struct TimeWindow: Sendable, Equatable {
     /// `auth_time − leeway`: refused when `now < authenticatedAt`; −∞ without `auth_time`.
     public private(set) var authenticatedAt: Double = -.infinity
 
-    /// A window that refuses nothing yet; ``setting(_:to:)`` adds each claim.
+    /// A window that refuses nothing yet; ``set(_:_:)`` adds each claim.
     public init(leeway: Double) { self.leeway = leeway }
 
     /// The window of `claims`: each time claim that is a valid NumericDate bounds it; the others (absent, or not

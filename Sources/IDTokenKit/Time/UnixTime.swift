@@ -60,7 +60,7 @@ public enum UnixTime {
     /// 0001-01-01T00:00:00Z, the earliest time written or read as a date.
     public static let earliest: Double = -62_135_596_800
     /// 9999-12-31T23:59:59Z, the latest time IDTokenKit reads or writes as a date: no token is dated later
-    /// (``NumericDate``), times given as text may not be later, and replay stores clamp expiries to it.
+    /// (`NumericDate`), times given as text may not be later, and replay stores clamp expiries to it.
     public static let latest: Double = 253_402_300_799
 
     /// Reads a time given as text, the one parser for `--at`, a record's `at` and a configuration's `at`:
@@ -90,7 +90,9 @@ public enum UnixTime {
     }
 
     /// Reads a command-line or configuration time, with the one message for a time that is not one.
-    /// - Parameter option: how the user named it (`--at`, `"at"`).
+    /// - Parameters:
+    ///   - text: Unix seconds or an RFC 3339 time.
+    ///   - option: how the user named it (`--at`, `"at"`).
     public static func argument(_ text: String, option: String) throws(ConfigurationError) -> Double {
         guard let seconds = parse(text) else {
             throw ConfigurationError("\(option) must be Unix seconds or an RFC 3339 time such as 2026-01-01T00:00:00Z or 2026-01-01 00:00:00 (UTC without an offset), between 1970 and the year 9999, not \"\(text)\"")

@@ -13,12 +13,14 @@ import Foundation
 ///
 /// A verifier is an immutable value: share one across tasks and threads. The asynchronous ``verify(_:now:nonce:)``
 /// does not suspend when the key set already has the token's key; for an unknown `kid` it asks the key source
-/// to refresh once. ``verify(_:keys:now:nonce:)`` checks against a fixed key-set snapshot, for batch work.
+/// to refresh once. `verify(_:keys:now:nonce:)` checks against a fixed key-set snapshot, for batch work.
 ///
 /// With `cache:`, tokens verified before are answered from a ``VerifiedTokenCache`` (times, key, nonce and
 /// revocation still checked at `now`), unless a replay cache is set.
 public struct IDTokenVerifier: Sendable {
+    /// What the verifier accepts.
     public let profile: Profile
+    /// Where the verifier's keys come from.
     public let keySource: any KeySource
     /// Consulted last, when set: each token is accepted once.
     public let replayCache: (any ReplayCache)?
@@ -31,8 +33,12 @@ public struct IDTokenVerifier: Sendable {
 
     /// A verifier for `profile` with keys from `keys`.
     /// - Throws: ``ConfigurationError`` when the profile cannot be used (no audience, leeway out of range…).
-    /// - Parameter cache: keep up to this many verified tokens, to answer them again without the signature
-    ///   check; ignored with a replay cache, which must see every presentation.
+    /// - Parameters:
+    ///   - profile: what the verifier accepts.
+    ///   - keys: where its keys come from.
+    ///   - replayCache: where accepted tokens are recorded, so that each is accepted once (none by default).
+    ///   - cache: keep up to this many verified tokens, to answer them again without the signature
+    ///     check; ignored with a replay cache, which must see every presentation.
     public init(profile: Profile, keys: any KeySource, replayCache: (any ReplayCache)? = nil,
                 cache: VerifiedTokenCache.Configuration? = nil) throws(ConfigurationError) {
         try profile.validate()
@@ -55,8 +61,11 @@ public struct IDTokenVerifier: Sendable {
 
     /// Verifies `token` as of `now`, fetching keys from the key source only when it lacks the token's key.
     ///
-    /// - Parameter nonce: the nonce the token must carry, if the sign-in flow used one; one without a mode is
-    ///   compared as the profile's ``Profile/nonceMode`` says.
+    /// - Parameters:
+    ///   - token: the compact JWS as received (without `Bearer `).
+    ///   - now: the time of verification.
+    ///   - nonce: the nonce the token must carry, if the sign-in flow used one; one without a mode is
+    ///     compared as the profile's ``Profile/nonceMode`` says.
     /// - Returns: the verified token.
     /// - Throws: ``TokenError``; `keys_unavailable` when the key source has no usable keys.
     public func verify(_ token: String, now: Date, nonce: Nonce? = nil) async throws(TokenError) -> VerifiedToken {
@@ -86,7 +95,7 @@ public struct IDTokenVerifier: Sendable {
 
     /// Verifies `token` as of `now` against the key-set snapshot `keys`, without suspending: for batch work
     /// such as audits. A configured replay cache must be a ``SynchronousReplayCache``. The same pipeline as
-    /// ``evaluate(_:keys:at:nonce:)``, with the refusal thrown.
+    /// `evaluate(_:keys:at:nonce:)`, with the refusal thrown.
     public func verify(_ token: String, keys: JWKSet, now: Date, nonce: Nonce? = nil) throws(TokenError) -> VerifiedToken {
         let nonce = nonce?.resolved(profile.nonceMode)
         let seconds = now.timeIntervalSince1970

@@ -35,6 +35,7 @@ public enum Verification: Sendable {
         return nil
     }
 
+    /// Whether the token was accepted.
     public var isAccepted: Bool {
         if case .accepted = self { return true }
         return false

@@ -181,10 +181,10 @@ public struct JSONObject: @unchecked Sendable {
 
 /// One JSON value inside a ``JSONObject``: a kind and a byte range, decoded on demand.
 public struct JSONValue: @unchecked Sendable {
-    /// The value's kind.
     @usableFromInline let document: JSONDocument
     @usableFromInline let start: Int
     @usableFromInline let end: Int
+    /// The value's kind.
     public let kind: JSONKind
     @usableFromInline let escaped: Bool
     /// For an object that is a member's value: its first member in the document's table (-1 if empty).

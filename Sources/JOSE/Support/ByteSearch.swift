@@ -25,7 +25,7 @@ public enum ByteSearch {
     /// Whether the bytes of `all` from `start` are `bytes` (false when they would run past its end): a token
     /// confirmed on its full text in a page of stored tokens, a string found among interned ones.
     @inlinable
-    public static func equal(_ all: UnsafeRawBufferPointer, at start: Int, _ bytes: UnsafeRawBufferPointer) -> Bool {
+    package static func equal(_ all: UnsafeRawBufferPointer, at start: Int, _ bytes: UnsafeRawBufferPointer) -> Bool {
         guard start >= 0, start + bytes.count <= all.count else { return false }
         return equal(UnsafeRawBufferPointer(rebasing: all[start..<(start + bytes.count)]), bytes)
     }
