@@ -8,6 +8,7 @@ let package = Package(
         .library(name: "JOSE", targets: ["JOSE"]),
         .library(name: "IDTokenKit", targets: ["IDTokenKit"]),
         .library(name: "IDTokenKitRedis", targets: ["IDTokenKitRedis"]),
+        // The audit engine: package-level API (idtoken, the bench harness); a product for the fuzz package.
         .library(name: "IDTokenAudit", targets: ["IDTokenAudit"]),
         .library(name: "IDTokenKitLifecycle", targets: ["IDTokenKitLifecycle"]),
         .executable(name: "idtoken", targets: ["idtoken"]),

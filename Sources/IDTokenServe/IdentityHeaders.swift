@@ -11,9 +11,9 @@
 ///   another user's: a value whose encoding is longer than the limit refuses the request (`invalid_claim`, the
 ///   claim named). `X-Auth-Claims` (the payload, base64url as the token carries it) longer than its limit is
 ///   left out, and `X-Auth-Claims-Omitted: too-large` says so.
-public enum IdentityHeaders {
+package enum IdentityHeaders {
     /// The value encoded by the rule above.
-    public static func encode(_ text: String) -> String {
+    package static func encode(_ text: String) -> String {
         var needs = false
         for byte in text.utf8 where !passes(byte) {
             needs = true
@@ -35,13 +35,13 @@ public enum IdentityHeaders {
     }
 
     /// Several values (an audience list) encoded and joined by `,`.
-    public static func encodeList(_ items: [String]) -> String {
+    package static func encodeList(_ items: [String]) -> String {
         items.map(encode).joined(separator: ",")
     }
 
     /// Whether `value` may be sent as it is: no byte outside `0x20…0x7E`. Every header this service writes is
     /// checked with it before it is written, as a last guard.
-    public static func isSafe(_ value: String) -> Bool {
+    package static func isSafe(_ value: String) -> Bool {
         value.utf8.allSatisfy { $0 >= 0x20 && $0 < 0x7F }
     }
 

@@ -4,7 +4,7 @@ import Synchronization
 /// The service's counters, written as Prometheus text by ``prometheusText(extra:)``. Every counter is an atomic
 /// added to with relaxed ordering: a request costs a few uncontended atomic adds, never a lock.
 /// `@unchecked`: the two pointers are set once and point at atomics, only ever accessed atomically.
-public final class ServeMetrics: @unchecked Sendable {
+package final class ServeMetrics: @unchecked Sendable {
     /// Outcome slots: 0 allowed, 1 missing token, then one per ``TokenError/Code``.
     static let codes = TokenError.Code.allCases
     static let outcomeCount = 2 + codes.count
@@ -21,7 +21,7 @@ public final class ServeMetrics: @unchecked Sendable {
     private let requestTimeouts = Atomic<UInt64>(0)
     let openConnections = Atomic<Int>(0)
 
-    public init() {
+    package init() {
         outcomes = .allocate(capacity: Self.outcomeCount)
         for i in 0..<Self.outcomeCount { (outcomes + i).initialize(to: Atomic(0)) }
         buckets = .allocate(capacity: Self.bucketBounds.count + 1)
@@ -60,11 +60,11 @@ public final class ServeMetrics: @unchecked Sendable {
     func countRequestTimeout() { requestTimeouts.wrappingAdd(1, ordering: .relaxed) }
 
     /// Requests answered with `code` so far (nil: allowed).
-    public func count(of code: TokenError.Code?) -> UInt64 { outcomes[Self.slot(code)].load(ordering: .relaxed) }
-    public var missingTokenCount: UInt64 { outcomes[1].load(ordering: .relaxed) }
+    package func count(of code: TokenError.Code?) -> UInt64 { outcomes[Self.slot(code)].load(ordering: .relaxed) }
+    package var missingTokenCount: UInt64 { outcomes[1].load(ordering: .relaxed) }
 
     /// The Prometheus text exposition (version 0.0.4) of the counters, then `extra` (key-source and cache gauges).
-    public func prometheusText(extra: String) -> String {
+    package func prometheusText(extra: String) -> String {
         var out = "# HELP idtoken_requests_total Verification requests by outcome and error code.\n"
         out += "# TYPE idtoken_requests_total counter\n"
         out += "idtoken_requests_total{outcome=\"allowed\",code=\"\"} \(outcomes[0].load(ordering: .relaxed))\n"

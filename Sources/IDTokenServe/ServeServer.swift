@@ -7,21 +7,21 @@ import Synchronization
 
 /// The HTTP/1.1 side of `idtoken serve` on SwiftNIO: keep-alive, bounded request size, connection count, idle and
 /// request timeouts, and a graceful shutdown that answers every request already received.
-public final class ServeServer: Sendable {
-    public let service: ServeService
+package final class ServeServer: Sendable {
+    package let service: ServeService
     private let group: MultiThreadedEventLoopGroup
     private let serverChannel: NIOLockedValueBox<Channel?> = NIOLockedValueBox(nil)
     /// Open connections, for the shutdown to ask each one to finish (taken once per connection, not per request).
     private let connections = NIOLockedValueBox<[ObjectIdentifier: Channel]>([:])
     private let stopped = NIOLockedValueBox<Bool>(false)
 
-    public init(service: ServeService, threads: Int = System.coreCount) {
+    package init(service: ServeService, threads: Int = System.coreCount) {
         self.service = service
         self.group = MultiThreadedEventLoopGroup(numberOfThreads: max(1, threads))
     }
 
     /// Binds and starts accepting; returns the bound address (its port when `settings.port` is 0).
-    public func start() async throws -> SocketAddress {
+    package func start() async throws -> SocketAddress {
         let service = self.service
         let settings = service.settings
         let metrics = service.metrics
@@ -61,7 +61,7 @@ public final class ServeServer: Sendable {
 
     /// Stops accepting, lets every connection finish the request it is answering (idle ones close at once), waits
     /// at most `shutdownGraceSeconds` for them, closes what is left and stops the threads.
-    public func shutdown() async {
+    package func shutdown() async {
         if stopped.withLockedValue({ let was = $0; $0 = true; return was }) { return }
         let listener = serverChannel.withLockedValue { $0 }
         try? await listener?.close()

@@ -6,15 +6,15 @@ import Logging
 import Synchronization
 
 /// What a request says, as the HTTP layer read it.
-public struct ServeRequest: Sendable {
+package struct ServeRequest: Sendable {
     /// The request target (path and query).
-    public var target: String
-    public var authorization: String?
+    package var target: String
+    package var authorization: String?
     /// The `Cookie` header(s), joined with `; `.
-    public var cookie: String?
-    public var nonce: String?
+    package var cookie: String?
+    package var nonce: String?
 
-    public init(target: String, authorization: String? = nil, cookie: String? = nil, nonce: String? = nil) {
+    package init(target: String, authorization: String? = nil, cookie: String? = nil, nonce: String? = nil) {
         self.target = target
         self.authorization = authorization
         self.cookie = cookie
@@ -23,10 +23,10 @@ public struct ServeRequest: Sendable {
 }
 
 /// An answer: status, headers (every value checked by ``IdentityHeaders/isSafe(_:)`` before it is sent), body.
-public struct ServeResponse: Sendable {
-    public var status: Int
-    public var headers: [(String, String)]
-    public var body: String
+package struct ServeResponse: Sendable {
+    package var status: Int
+    package var headers: [(String, String)]
+    package var body: String
     /// The metrics slot of a `/verify` answer (see ``ServeMetrics``); nil for other paths.
     var slot: Int?
 }
@@ -47,11 +47,11 @@ enum ServeDecision {
 /// unknown `kid` fetched, a first fetch after a failed start) a new one is built and published by bumping
 /// ``generation``. A connection keeps the snapshot it last read and only takes the lock to read a new one when
 /// the generation moved: a request costs one atomic load, no lock.
-public final class ServeService: Sendable {
-    public struct Entry: Sendable {
-        public let name: String
-        public let profile: Profile
-        public let source: any KeySource
+package final class ServeService: Sendable {
+    package struct Entry: Sendable {
+        package let name: String
+        package let profile: Profile
+        package let source: any KeySource
     }
 
     /// The judge over one generation of key sets.
@@ -73,9 +73,9 @@ public final class ServeService: Sendable {
         }
     }
 
-    public let settings: ServeSettings
-    public let entries: [Entry]
-    public let metrics: ServeMetrics
+    package let settings: ServeSettings
+    package let entries: [Entry]
+    package let metrics: ServeMetrics
     let logger: Logger
     /// The fixed time every token is judged at, when started with `--at` (tests and demonstrations only).
     let fixedTime: Double?
@@ -88,7 +88,7 @@ public final class ServeService: Sendable {
     /// Builds the service from a configuration file's profiles and `serve` member. Key sources are created
     /// (loading warm-start cache files; fetching starts in the background), nothing listens yet.
     /// - Throws: ``ConfigurationError`` naming the member at fault.
-    public init(configuration: AuditConfiguration, settings: ServeSettings, fixedTime: Double? = nil,
+    package init(configuration: AuditConfiguration, settings: ServeSettings, fixedTime: Double? = nil,
                 logger: Logger = Logger(label: "idtoken.serve"), keyLogger: Logger = Logger(label: "idtoken.keys")) throws(ConfigurationError) {
         self.settings = settings
         self.logger = logger
@@ -176,7 +176,7 @@ public final class ServeService: Sendable {
 
     /// Starts watching the key sources: a new snapshot within a second of a change, and a fetch every few seconds
     /// for a source that has no usable set (HTTPKeySource refreshes a set it has on its own).
-    public func start() {
+    package func start() {
         let task = Task { [self] in
             var tick = 0
             while !Task.isCancelled {
@@ -194,7 +194,7 @@ public final class ServeService: Sendable {
     }
 
     /// Stops the key watcher and the HTTP key sources.
-    public func shutdown() async {
+    package func shutdown() async {
         poller.withLock { $0?.cancel() }
         for entry in entries {
             if let remote = entry.source as? HTTPKeySource { await remote.shutdown() }
@@ -202,7 +202,7 @@ public final class ServeService: Sendable {
     }
 
     /// Whether every profile has a usable key set (`/readyz`).
-    public var isReady: Bool { entries.allSatisfy { $0.source.currentKeys() != nil } }
+    package var isReady: Bool { entries.allSatisfy { $0.source.currentKeys() != nil } }
 
     // MARK: Requests
 

@@ -18,56 +18,56 @@ import IDTokenKit
 ///   "retryAfterSeconds": 5, "shutdownGraceSeconds": 10, "unknownKidCooldownSeconds": 30, "keyRetryIntervalSeconds": 10
 /// }
 /// ```
-public struct ServeSettings: Sendable, Equatable {
-    public var host = "127.0.0.1"
-    public var port = 8080
+package struct ServeSettings: Sendable, Equatable {
+    package var host = "127.0.0.1"
+    package var port = 8080
     /// The most bytes a request may send before its header is complete (and, since the body is never read, the
     /// most bytes of a request in all); more is answered 431 and the connection closed.
-    public var maxHeaderBytes = 16 * 1024
+    package var maxHeaderBytes = 16 * 1024
     /// Open connections at once; further ones are closed as soon as they are accepted.
-    public var maxConnections = 10_000
+    package var maxConnections = 10_000
     /// A connection with no traffic for this long is closed.
-    public var idleTimeoutSeconds = 60
+    package var idleTimeoutSeconds = 60
     /// A request's header must arrive within this long of its first byte (a client sending one byte a second is
     /// answered 408 and closed).
-    public var requestTimeoutSeconds = 10
+    package var requestTimeoutSeconds = 10
     /// Profile name → the cookie that carries its token (Firebase session cookies), read when there is no
     /// `Authorization: Bearer` header.
-    public var cookies: [String: String] = [:]
+    package var cookies: [String: String] = [:]
     /// The request header holding the raw nonce, if the sign-in flow used one.
-    public var nonceHeader = "X-IDToken-Nonce"
+    package var nonceHeader = "X-IDToken-Nonce"
     /// nil (no replay check), `memory`, or a `redis://` URL.
-    public var replayStore: String?
+    package var replayStore: String?
     /// Redis failure mode: `reject` (default) or `allow`.
-    public var replayFailureMode = "reject"
+    package var replayFailureMode = "reject"
     /// Tokens the in-memory replay cache holds at most.
-    public var replayCapacity = 1_000_000
+    package var replayCapacity = 1_000_000
     /// Verified tokens remembered per profile so that a repeated token skips the signature check (0: off).
-    public var verifiedTokenCache = 8192
+    package var verifiedTokenCache = 8192
     /// Profile name → warm-start key cache file (read at start, rewritten after each fetch).
-    public var keyCacheFiles: [String: String] = [:]
+    package var keyCacheFiles: [String: String] = [:]
     /// The realm of `WWW-Authenticate` challenges.
-    public var realm = "idtoken"
+    package var realm = "idtoken"
     /// The longest `Cache-Control: max-age` given on an allowed answer.
-    public var maxCacheAgeSeconds = 300
+    package var maxCacheAgeSeconds = 300
     /// The longest encoded identity header value (subject, issuer, audience, email); a longer one refuses the
     /// request with `invalid_claim` rather than being cut (see ``IdentityHeaders``).
-    public var maxIdentityHeaderBytes = 1024
+    package var maxIdentityHeaderBytes = 1024
     /// The longest `X-Auth-Claims` value; a larger payload is left out and `X-Auth-Claims-Omitted` says so.
-    public var maxClaimsHeaderBytes = 8192
+    package var maxClaimsHeaderBytes = 8192
     /// `Retry-After` on a 503 answer.
-    public var retryAfterSeconds = 5
+    package var retryAfterSeconds = 5
     /// The shortest time between two fetches caused by unknown `kid`s (DESIGN §5's cooldown).
-    public var unknownKidCooldownSeconds = 30
+    package var unknownKidCooldownSeconds = 30
     /// After a failed key fetch, the wait before the next attempt (it grows after repeated failures).
-    public var keyRetryIntervalSeconds = 10
+    package var keyRetryIntervalSeconds = 10
     /// On SIGTERM or SIGINT, how long in-flight requests have to finish before the remaining connections close.
-    public var shutdownGraceSeconds = 10
+    package var shutdownGraceSeconds = 10
 
-    public init() {}
+    package init() {}
 
     /// The key cache rules of DESIGN §5 with this service's cooldown and retry interval; background refresh on.
-    public var keyCachePolicy: KeyCachePolicy {
+    package var keyCachePolicy: KeyCachePolicy {
         var policy = KeyCachePolicy()
         policy.refreshesInBackground = true
         policy.unknownKidCooldown = .seconds(unknownKidCooldownSeconds)
@@ -83,7 +83,7 @@ public struct ServeSettings: Sendable, Equatable {
 
     /// Reads the `serve` member (nil: all defaults). Profile names in `cookies` and `keyCacheFiles` must name
     /// profiles of the configuration; relative cache-file paths are resolved against `baseDirectory`.
-    public static func parse(_ tree: JSONTree?, profileNames: [String], baseDirectory: String) throws(ConfigurationError) -> ServeSettings {
+    package static func parse(_ tree: JSONTree?, profileNames: [String], baseDirectory: String) throws(ConfigurationError) -> ServeSettings {
         var settings = ServeSettings()
         guard let tree else { return settings }
         guard let members = tree.objectMembers else { throw ConfigurationError("\"serve\" must be a JSON object") }
@@ -166,7 +166,7 @@ public struct ServeSettings: Sendable, Equatable {
     }
 
     /// `HOST:PORT` (`[v6]:PORT` for an IPv6 address).
-    public static func parseListen(_ text: String) throws(ConfigurationError) -> (host: String, port: Int) {
+    package static func parseListen(_ text: String) throws(ConfigurationError) -> (host: String, port: Int) {
         var host: Substring, portText: Substring
         if text.hasPrefix("["), let close = text.firstIndex(of: "]") {
             host = text[text.index(after: text.startIndex)..<close]

@@ -30,26 +30,26 @@ import IDTokenKit
 /// ``UnixTime/parse(_:)``; `--at` wins), `leeway` (the default for every profile) and `serve` (settings of
 /// `idtoken serve`, kept as read and not interpreted by the audit). Unknown members are refused by name, so that a
 /// misspelt option is not silently ignored.
-public struct AuditConfiguration: Sendable {
-    public struct Entry: Sendable {
-        public let name: String
-        public let profile: Profile
+package struct AuditConfiguration: Sendable {
+    package struct Entry: Sendable {
+        package let name: String
+        package let profile: Profile
         /// The options the profile was built from.
-        public let options: Profile.Options
+        package let options: Profile.Options
         /// Key files, directories or URLs, paths already resolved against the configuration's directory.
-        public let keys: [String]
+        package let keys: [String]
     }
 
-    public let profiles: [Entry]
+    package let profiles: [Entry]
     /// The time for records that carry none, when the file sets one.
-    public let at: Double?
+    package let at: Double?
     /// The top-level `serve` object as read, for `idtoken serve`; the audit does not interpret it.
-    public let serve: JSONTree?
+    package let serve: JSONTree?
 
     /// A judge for these profiles with keys read from files and directories (``KeyFiles``). A profile whose
     /// keys are a URL needs them fetched first: build its ``AuditProfile`` with the fetched set instead.
     /// - Throws: ``ConfigurationError`` when a key file cannot be read or a key source is a URL.
-    public func judge(nonceMode: NonceMode? = nil) throws(ConfigurationError) -> ProfileJudge {
+    package func judge(nonceMode: NonceMode? = nil) throws(ConfigurationError) -> ProfileJudge {
         var built: [AuditProfile] = []
         for entry in profiles {
             var keys = JWKSet.empty
@@ -65,7 +65,7 @@ public struct AuditConfiguration: Sendable {
     }
 
     /// Reads the configuration at `path`.
-    public static func load(path: String) throws(ConfigurationError) -> AuditConfiguration {
+    package static func load(path: String) throws(ConfigurationError) -> AuditConfiguration {
         guard let data = FileManager.default.contents(atPath: path) else {
             throw ConfigurationError("cannot read the audit configuration \(path)")
         }
@@ -76,7 +76,7 @@ public struct AuditConfiguration: Sendable {
     }
 
     /// Reads a configuration from JSON text; relative key paths are resolved against `baseDirectory`.
-    public static func parse(_ bytes: [UInt8], baseDirectory: String) throws(ConfigurationError) -> AuditConfiguration {
+    package static func parse(_ bytes: [UInt8], baseDirectory: String) throws(ConfigurationError) -> AuditConfiguration {
         let tree: JSONTree
         do { tree = try JSONTree.parse(bytes, maxDepth: 32) } catch { throw ConfigurationError("not valid JSON: \(error)") }
         guard let top = tree.objectMembers else { throw ConfigurationError("the configuration must be a JSON object") }

@@ -20,12 +20,12 @@ import Darwin
 /// output line. The calling thread puts the batches back in order, runs the replay stage, adds each result to
 /// the summary and writes the output. At most `threads × batchesPerThread` batches are in flight, so memory does
 /// not grow with the input: a batch holds at most `batchLines` lines and about `batchBytes` bytes.
-public final class AuditEngine: @unchecked Sendable {
-    public let judge: any TokenJudge
-    public let options: AuditOptions
+package final class AuditEngine: @unchecked Sendable {
+    package let judge: any TokenJudge
+    package let options: AuditOptions
     private let extractor = RecordExtractor()
 
-    public init(judge: any TokenJudge, options: AuditOptions) {
+    package init(judge: any TokenJudge, options: AuditOptions) {
         self.judge = judge
         self.options = options
     }
@@ -42,7 +42,7 @@ public final class AuditEngine: @unchecked Sendable {
     ///   before the failure are audited and ``AuditSummary/inputError`` says what happened.
     /// - Throws: ``AuditOutputError`` when writing the output fails or the replay stage cannot answer (a replay
     ///   store that is down); the audit stops there.
-    public func run(_ input: any ByteSource, output: (any AuditSink)? = nil, replay: (any ReplayDetector)? = nil,
+    package func run(_ input: any ByteSource, output: (any AuditSink)? = nil, replay: (any ReplayDetector)? = nil,
                     onResult: ((AuditResult) -> Void)? = nil,
                     progress: ((AuditProgress) -> Void)? = nil) throws -> AuditSummary {
         let clock = RunClock()

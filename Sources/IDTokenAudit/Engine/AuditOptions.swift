@@ -1,27 +1,27 @@
 import Foundation
 
 /// How an ``AuditEngine`` runs.
-public struct AuditOptions: Sendable {
+package struct AuditOptions: Sendable {
     /// Verification threads (default: every core).
-    public var threads: Int
+    package var threads: Int
     /// The time (Unix seconds) to judge records that carry none.
-    public var defaultTime: Double
+    package var defaultTime: Double
     /// The raw nonce for records that carry none (usually nil: nonces belong to single sign-ins).
-    public var defaultNonce: String?
+    package var defaultNonce: String?
     /// The longest line kept, in bytes; longer lines are reported as `malformed` without being read into memory.
-    public var maxLineBytes: Int
+    package var maxLineBytes: Int
     /// Distinct tokens whose verdicts are remembered (per generation; see ``VerdictCache``); 0 turns it off.
-    public var cacheCapacity: Int
+    package var cacheCapacity: Int
     /// Lines handed to a worker at once, and the most bytes of line data in one such batch.
-    public var batchLines: Int
-    public var batchBytes: Int
+    package var batchLines: Int
+    package var batchBytes: Int
     /// Batches in flight (read but not yet written) per thread: bounds the reorder buffer.
-    public var batchesPerThread: Int
-    public var format: OutputFormat
+    package var batchesPerThread: Int
+    package var format: OutputFormat
     /// Seconds between two progress reports.
-    public var progressInterval: Double
+    package var progressInterval: Double
 
-    public init(threads: Int = ProcessInfo.processInfo.activeProcessorCount, defaultTime: Double,
+    package init(threads: Int = ProcessInfo.processInfo.activeProcessorCount, defaultTime: Double,
                 defaultNonce: String? = nil, maxLineBytes: Int = 1 << 20, cacheCapacity: Int = 8192,
                 batchLines: Int = 512, batchBytes: Int = 512 << 10, batchesPerThread: Int = 3,
                 format: OutputFormat = .ndjson, progressInterval: Double = 0.5) {
@@ -39,30 +39,30 @@ public struct AuditOptions: Sendable {
 }
 
 /// Where an audit is, for a progress line.
-public struct AuditProgress: Sendable {
-    public let records: Int
-    public let lines: Int
-    public let elapsedSeconds: Double
+package struct AuditProgress: Sendable {
+    package let records: Int
+    package let lines: Int
+    package let elapsedSeconds: Double
     /// Bytes of input consumed (compressed bytes for gzip) and the input's size when known.
-    public let bytesRead: Int64
-    public let totalBytes: Int64?
+    package let bytesRead: Int64
+    package let totalBytes: Int64?
 
-    public var recordsPerSecond: Double { elapsedSeconds > 0 ? Double(records) / elapsedSeconds : 0 }
+    package var recordsPerSecond: Double { elapsedSeconds > 0 ? Double(records) / elapsedSeconds : 0 }
 
     /// The fraction of the input read, when its size is known.
-    public var fraction: Double? {
+    package var fraction: Double? {
         guard let totalBytes, totalBytes > 0 else { return nil }
         return min(1, Double(bytesRead) / Double(totalBytes))
     }
 
     /// Seconds left at the rate so far, when the input's size is known.
-    public var etaSeconds: Double? {
+    package var etaSeconds: Double? {
         guard let fraction, fraction > 0, elapsedSeconds > 0 else { return nil }
         return elapsedSeconds * (1 - fraction) / fraction
     }
 
     /// `1,204,000 records  41,200/s  63%  ETA 0:12`.
-    public var line: String {
+    package var line: String {
         var text = "\(AuditProgress.grouped(records)) records  \(AuditProgress.grouped(Int(recordsPerSecond)))/s"
         if let fraction { text += "  \(Int(fraction * 100))%" }
         if let eta = etaSeconds {

@@ -1,25 +1,25 @@
 import IDTokenKit
 
 /// The verdict on one record, with the fields an audit reports for it.
-public struct AuditResult: Sendable {
+package struct AuditResult: Sendable {
     /// 1-based line number in the input.
-    public let line: Int
-    public let id: RecordID?
+    package let line: Int
+    package let id: RecordID?
     /// nil when the token is valid.
-    public internal(set) var error: TokenError?
-    public let claims: ReportedClaims
+    package internal(set) var error: TokenError?
+    package let claims: ReportedClaims
     /// The time the token was judged at (Unix seconds).
-    public let at: Double
+    package let at: Double
     /// Whether the token's signature verified (see ``Judgement/signatureVerified``).
-    public let signatureVerified: Bool
+    package let signatureVerified: Bool
     /// The profile that judged the token, when one did.
-    public let profile: String?
+    package let profile: String?
     /// For a replayed token: the line where it was first accepted, when known.
-    public internal(set) var firstSeenLine: Int?
+    package internal(set) var firstSeenLine: Int?
     /// What the replay stage keys on (issuer and SHA-256 of the signed `header.payload`), for valid tokens.
     let replayEntry: ReplayEntry?
 
-    public init(line: Int, id: RecordID?, error: TokenError?, claims: ReportedClaims, at: Double,
+    package init(line: Int, id: RecordID?, error: TokenError?, claims: ReportedClaims, at: Double,
                 signatureVerified: Bool, profile: String?, replayEntry: ReplayEntry? = nil) {
         self.line = line
         self.id = id
@@ -31,5 +31,5 @@ public struct AuditResult: Sendable {
         self.replayEntry = replayEntry
     }
 
-    public var isValid: Bool { error == nil }
+    package var isValid: Bool { error == nil }
 }

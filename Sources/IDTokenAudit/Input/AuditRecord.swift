@@ -1,9 +1,9 @@
 import IDTokenKit
 
 /// One record of an audit log, as read from its line: the token and what the line said about it.
-public struct AuditRecord: Sendable {
+package struct AuditRecord: Sendable {
     /// How the line held its token.
-    public enum Form: String, Sendable {
+    package enum Form: String, Sendable {
         /// The line is the token.
         case bareToken = "token"
         /// A JSON object with `token` (and optional `at`, `nonce`, `id`).
@@ -15,20 +15,20 @@ public struct AuditRecord: Sendable {
     }
 
     /// 1-based line number.
-    public let line: Int
-    public let form: Form
+    package let line: Int
+    package let form: Form
     /// The record's `id`, when the line gave one.
-    public let id: RecordID?
+    package let id: RecordID?
     /// The token, when one was found.
-    public let token: String?
+    package let token: String?
     /// The time to judge the token at (Unix seconds), when the line gave one.
-    public let at: Double?
+    package let at: Double?
     /// The raw nonce the backend kept for this sign-in, when the line gave one.
-    public let nonce: String?
+    package let nonce: String?
     /// Why the line could not be read as a record (code `malformed`), if it could not.
-    public let problem: TokenError?
+    package let problem: TokenError?
 
-    public init(line: Int, form: Form, id: RecordID? = nil, token: String? = nil, at: Double? = nil,
+    package init(line: Int, form: Form, id: RecordID? = nil, token: String? = nil, at: Double? = nil,
                 nonce: String? = nil, problem: TokenError? = nil) {
         self.line = line
         self.form = form
@@ -41,13 +41,13 @@ public struct AuditRecord: Sendable {
 }
 
 /// A record's `id` as the line gave it: a string, or other JSON (a number…) kept as its JSON text.
-public enum RecordID: Sendable, Equatable {
+package enum RecordID: Sendable, Equatable {
     case string(String)
     /// JSON text (a number, `true`…), already valid JSON.
     case json(String)
 
     /// The id as plain text (for CSV).
-    public var text: String {
+    package var text: String {
         switch self {
         case .string(let value): return value
         case .json(let value): return value

@@ -3,7 +3,7 @@ import Foundation
 /// A stream of input bytes read in chunks: a file, standard input, or a decompressor over either.
 ///
 /// Sources are read by one thread (the audit's reader) and never shared, so they need not be `Sendable`.
-public protocol ByteSource: AnyObject {
+package protocol ByteSource: AnyObject {
     /// The next chunk of bytes, or nil at the end of the input.
     /// - Throws: ``AuditInputError`` when the input cannot be read (an I/O error, a corrupt or truncated gzip
     ///   stream). Bytes returned before the error are valid input.
@@ -17,8 +17,8 @@ public protocol ByteSource: AnyObject {
 }
 
 /// Why the audit could not read its input to the end.
-public struct AuditInputError: Error, Sendable, CustomStringConvertible, Equatable {
-    public enum Kind: String, Sendable {
+package struct AuditInputError: Error, Sendable, CustomStringConvertible, Equatable {
+    package enum Kind: String, Sendable {
         /// The file could not be opened or read.
         case io
         /// The gzip stream is not valid gzip.
@@ -27,28 +27,28 @@ public struct AuditInputError: Error, Sendable, CustomStringConvertible, Equatab
         case truncatedGzip = "truncated_gzip"
     }
 
-    public let kind: Kind
-    public let message: String
+    package let kind: Kind
+    package let message: String
 
-    public init(_ kind: Kind, _ message: String) {
+    package init(_ kind: Kind, _ message: String) {
         self.kind = kind
         self.message = message
     }
 
-    public var description: String { message }
+    package var description: String { message }
 }
 
 /// Reads a file (or standard input) through `FileHandle`, in chunks of a fixed size.
-public final class FileByteSource: ByteSource {
+package final class FileByteSource: ByteSource {
     private let handle: FileHandle
     private let chunkSize: Int
     private let name: String
     private let ownsHandle: Bool
-    public private(set) var bytesConsumed: Int64 = 0
-    public let totalBytes: Int64?
+    package private(set) var bytesConsumed: Int64 = 0
+    package let totalBytes: Int64?
 
     /// Opens `path` for reading.
-    public init(path: String, chunkSize: Int = 256 * 1024) throws(AuditInputError) {
+    package init(path: String, chunkSize: Int = 256 * 1024) throws(AuditInputError) {
         guard let handle = FileHandle(forReadingAtPath: path) else {
             let reason = FileManager.default.fileExists(atPath: path) ? "cannot be read" : "does not exist"
             throw AuditInputError(.io, "\(path) \(reason)")
@@ -70,7 +70,7 @@ public final class FileByteSource: ByteSource {
     }
 
     /// Reads an open handle, such as standard input; its size is unknown.
-    public init(handle: FileHandle, name: String = "standard input", chunkSize: Int = 256 * 1024) {
+    package init(handle: FileHandle, name: String = "standard input", chunkSize: Int = 256 * 1024) {
         self.handle = handle
         self.chunkSize = chunkSize
         self.name = name
@@ -82,7 +82,7 @@ public final class FileByteSource: ByteSource {
         if ownsHandle { try? handle.close() }
     }
 
-    public func nextChunk() throws(AuditInputError) -> [UInt8]? {
+    package func nextChunk() throws(AuditInputError) -> [UInt8]? {
         let data: Data?
         do { data = try handle.read(upToCount: chunkSize) } catch {
             throw AuditInputError(.io, "reading \(name) failed after \(bytesConsumed) bytes: \(error.localizedDescription)")
@@ -94,20 +94,20 @@ public final class FileByteSource: ByteSource {
 }
 
 /// Serves bytes from memory, in chunks of a chosen size: for tests and benchmarks that must not touch disk.
-public final class MemoryByteSource: ByteSource {
+package final class MemoryByteSource: ByteSource {
     private let bytes: [UInt8]
     private let chunkSize: Int
     private var offset = 0
 
-    public init(_ bytes: [UInt8], chunkSize: Int = 64 * 1024) {
+    package init(_ bytes: [UInt8], chunkSize: Int = 64 * 1024) {
         self.bytes = bytes
         self.chunkSize = max(1, chunkSize)
     }
 
-    public var bytesConsumed: Int64 { Int64(offset) }
-    public var totalBytes: Int64? { Int64(bytes.count) }
+    package var bytesConsumed: Int64 { Int64(offset) }
+    package var totalBytes: Int64? { Int64(bytes.count) }
 
-    public func nextChunk() throws(AuditInputError) -> [UInt8]? {
+    package func nextChunk() throws(AuditInputError) -> [UInt8]? {
         guard offset < bytes.count else { return nil }
         let end = min(bytes.count, offset + chunkSize)
         defer { offset = end }

@@ -7,7 +7,7 @@ import NIOCore
 /// short throws ``AuditInputError/Kind/truncatedGzip`` once every byte before the cut has been returned, so a
 /// reader still sees (and audits) everything the file holds. Progress counts compressed bytes, so that it can
 /// be compared with the file's size.
-public final class GzipByteSource: ByteSource {
+package final class GzipByteSource: ByteSource {
     private let inner: any ByteSource
     private let decompressor: ZlibDecompressor
     private var input: ByteBuffer
@@ -20,7 +20,7 @@ public final class GzipByteSource: ByteSource {
     ///   - inner: the compressed bytes.
     ///   - name: how to name the input in error messages.
     ///   - chunkSize: how many decompressed bytes each ``nextChunk()`` returns at most.
-    public init(_ inner: any ByteSource, name: String = "the input", chunkSize: Int = 256 * 1024) throws(AuditInputError) {
+    package init(_ inner: any ByteSource, name: String = "the input", chunkSize: Int = 256 * 1024) throws(AuditInputError) {
         self.inner = inner
         self.name = name
         do { decompressor = try ZlibDecompressor(algorithm: .gzip) } catch {
@@ -31,12 +31,12 @@ public final class GzipByteSource: ByteSource {
         output = allocator.buffer(capacity: max(4096, chunkSize))
     }
 
-    public var bytesConsumed: Int64 { inner.bytesConsumed }
-    public var totalBytes: Int64? { inner.totalBytes }
+    package var bytesConsumed: Int64 { inner.bytesConsumed }
+    package var totalBytes: Int64? { inner.totalBytes }
 
     private enum Step { case progressed, needsInput, outputFull }
 
-    public func nextChunk() throws(AuditInputError) -> [UInt8]? {
+    package func nextChunk() throws(AuditInputError) -> [UInt8]? {
         while !done {
             if input.readableBytes == 0 && !endOfInput {
                 if let chunk = try inner.nextChunk() {
@@ -92,7 +92,7 @@ public final class GzipByteSource: ByteSource {
 extension GzipByteSource {
     /// `source` itself, or a decompressor over it when it starts with the gzip magic bytes (1f 8b): so that
     /// `zcat`-free pipes (`cat log.gz | idtoken audit -`) and compressed files without a `.gz` name just work.
-    public static func detecting(_ source: any ByteSource, name: String = "the input") throws(AuditInputError) -> any ByteSource {
+    package static func detecting(_ source: any ByteSource, name: String = "the input") throws(AuditInputError) -> any ByteSource {
         var first: [UInt8] = []
         while first.count < 2, let chunk = try source.nextChunk() { first += chunk }
         let replayed = PrefixedByteSource(first: first, rest: source)

@@ -3,15 +3,15 @@ import IDTokenKit
 /// Reads key sets from files for an audit: a JWKS, a single JWK or a kid → PEM-certificate map in one file, or
 /// a key archive directory (every key a provider has published, so that old logs verify after a rotation),
 /// through IDTokenKit's ``KeySourceResolver``.
-public enum KeyFiles {
+package enum KeyFiles {
     /// Whether `reference` names a URL rather than a path.
-    public static func isURL(_ reference: String) -> Bool {
+    package static func isURL(_ reference: String) -> Bool {
         KeySourceResolver.kind(of: reference) == .url
     }
 
     /// The key set in the file or directory at `path`.
     /// - Throws: ``ConfigurationError`` naming the file when it cannot be read or lists no key.
-    public static func load(_ path: String) throws(ConfigurationError) -> JWKSet {
+    package static func load(_ path: String) throws(ConfigurationError) -> JWKSet {
         do { return try KeySourceResolver.loadStatic([path]) } catch {
             throw ConfigurationError(error.description)
         }

@@ -1,30 +1,30 @@
 import JOSE
 
 /// One line of input: its number, its bytes (without the line break) up to the reader's cap, and its real length.
-public struct RawLine: Sendable {
+package struct RawLine: Sendable {
     /// 1-based line number in the input.
-    public let number: Int
+    package let number: Int
     /// The line's bytes, at most the reader's `maxLineBytes`; a trailing CR (CRLF line ends) is removed. A line
     /// read whole from one chunk of input is a slice of that chunk (its indices are the chunk's), not a copy.
-    public let bytes: ArraySlice<UInt8>
+    package let bytes: ArraySlice<UInt8>
     /// The line's full length in bytes; larger than `bytes.count` when the line was over the cap.
-    public let length: Int
+    package let length: Int
     /// The input ended inside this line because it could not be read further (a truncated gzip stream).
-    public let cutByInputError: Bool
+    package let cutByInputError: Bool
 
-    public init(number: Int, bytes: ArraySlice<UInt8>, length: Int, cutByInputError: Bool = false) {
+    package init(number: Int, bytes: ArraySlice<UInt8>, length: Int, cutByInputError: Bool = false) {
         self.number = number
         self.bytes = bytes
         self.length = length
         self.cutByInputError = cutByInputError
     }
 
-    public init(number: Int, bytes: [UInt8], length: Int, cutByInputError: Bool = false) {
+    package init(number: Int, bytes: [UInt8], length: Int, cutByInputError: Bool = false) {
         self.init(number: number, bytes: bytes[...], length: length, cutByInputError: cutByInputError)
     }
 
     /// Whether the line was longer than the reader keeps.
-    public var isOverLong: Bool { length > bytes.count }
+    package var isOverLong: Bool { length > bytes.count }
 }
 
 /// Splits a ``ByteSource`` into lines, keeping at most `maxLineBytes` of each: a 50 MB line costs no more memory
@@ -33,9 +33,9 @@ public struct RawLine: Sendable {
 /// When the source fails (an I/O error, a truncated gzip stream), the lines before the failure are returned
 /// first, then ``next()`` returns nil and ``inputError`` says what happened. A line the failure cut in two is
 /// returned with ``RawLine/cutByInputError`` set.
-public final class LineReader {
+package final class LineReader {
     private let source: any ByteSource
-    public let maxLineBytes: Int
+    package let maxLineBytes: Int
     private var chunk: [UInt8] = []
     private var position = 0
     private var partial: [UInt8] = []
@@ -43,22 +43,22 @@ public final class LineReader {
     private var lineNumber = 0
     private var finished = false
     /// Why the input ended early, if it did.
-    public private(set) var inputError: AuditInputError?
+    package private(set) var inputError: AuditInputError?
 
-    public init(_ source: any ByteSource, maxLineBytes: Int = 1 << 20) {
+    package init(_ source: any ByteSource, maxLineBytes: Int = 1 << 20) {
         self.source = source
         self.maxLineBytes = max(1, maxLineBytes)
     }
 
     /// Bytes of the underlying input consumed so far (compressed bytes for a gzip source).
-    public var bytesConsumed: Int64 { source.bytesConsumed }
+    package var bytesConsumed: Int64 { source.bytesConsumed }
     /// The underlying input's size, when known.
-    public var totalBytes: Int64? { source.totalBytes }
+    package var totalBytes: Int64? { source.totalBytes }
     /// Lines returned so far.
-    public var linesRead: Int { lineNumber }
+    package var linesRead: Int { lineNumber }
 
     /// The next line, or nil at the end of the input (or after an input error: see ``inputError``).
-    public func next() -> RawLine? {
+    package func next() -> RawLine? {
         while true {
             if position < chunk.count {
                 let end = LineReader.newline(in: chunk, from: position)

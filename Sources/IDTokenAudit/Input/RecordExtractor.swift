@@ -13,11 +13,11 @@ import IDTokenKit
 ///   `token_too_large`, `algorithm_not_allowed`…) rather than being trimmed into shape.
 /// - Anything else (binary data, text without a token, a line over the length cap) is `malformed`.
 /// - Empty and blank lines are skipped: ``extract(_:)`` returns nil for them. They keep their line numbers.
-public struct RecordExtractor: Sendable {
-    public init() {}
+package struct RecordExtractor: Sendable {
+    package init() {}
 
     /// The record on `line`, or nil when the line is empty or blank.
-    public func extract(_ line: RawLine) -> AuditRecord? {
+    package func extract(_ line: RawLine) -> AuditRecord? {
         if line.isOverLong {
             let limit = line.bytes.count
             return AuditRecord(line: line.number, form: .unreadable,

@@ -2,23 +2,23 @@ import Foundation
 import IDTokenKit
 
 /// One provider profile of an audit, with the keys its tokens are judged with.
-public struct AuditProfile: Sendable {
+package struct AuditProfile: Sendable {
     /// How reports name the profile (`firebase`, or the name given in a configuration file).
-    public let name: String
-    public let verifier: IDTokenVerifier
+    package let name: String
+    package let verifier: IDTokenVerifier
     /// A fixed snapshot: every token of the audit is judged against the same keys.
-    public let keys: JWKSet
+    package let keys: JWKSet
 
     /// - Parameter cache: a verified-token cache for the profile's verifier (a long-running service answering
     ///   the same session tokens again); an audit has its own verdict cache and leaves it nil.
     /// - Throws: ``ConfigurationError`` when the profile cannot be used.
-    public init(name: String? = nil, profile: Profile, keys: JWKSet, cache: VerifiedTokenCache.Configuration? = nil) throws(ConfigurationError) {
+    package init(name: String? = nil, profile: Profile, keys: JWKSet, cache: VerifiedTokenCache.Configuration? = nil) throws(ConfigurationError) {
         self.name = name ?? profile.provider.rawValue
         self.verifier = try IDTokenVerifier(profile: profile, keys: keys, cache: cache)
         self.keys = keys
     }
 
-    public var profile: Profile { verifier.profile }
+    package var profile: Profile { verifier.profile }
 }
 
 /// Judges tokens with IDTokenKit's verifier (DESIGN §2) against one profile, or routes each token to one of
@@ -38,8 +38,8 @@ public struct AuditProfile: Sendable {
 /// same profile, its answer stands, otherwise the routed profile judges — and since the `kid` is in no other
 /// profile's keys, that profile refuses the token before its signature. The verdict is the one routing alone
 /// gives, for one payload read fewer per accepted token.
-public struct ProfileJudge: TokenJudge {
-    public let profiles: [AuditProfile]
+package struct ProfileJudge: TokenJudge {
+    package let profiles: [AuditProfile]
     /// The profiles as the judge uses them, by reference: a record costs one retain of its route, not a copy of a
     /// profile's verifier, keys and policy.
     private let routes: [Route]
@@ -50,12 +50,12 @@ public struct ProfileJudge: TokenJudge {
     private let routingKeys: JWKSet
     private let profileOfKey: [ObjectIdentifier: Int]
     /// How every record's nonce is compared, when the caller chose; otherwise each profile's own mode.
-    public let nonceMode: Nonce.Mode?
+    package let nonceMode: Nonce.Mode?
 
     /// - Parameter nonceMode: compare every record's nonce this way (`--nonce` hashes, `--nonce-exact` does
     ///   not); nil: as each profile's provider does.
     /// - Throws: ``ConfigurationError`` when there is no profile or two profiles accept the same issuer.
-    public init(profiles: [AuditProfile], nonceMode: Nonce.Mode? = nil) throws(ConfigurationError) {
+    package init(profiles: [AuditProfile], nonceMode: Nonce.Mode? = nil) throws(ConfigurationError) {
         guard !profiles.isEmpty else { throw ConfigurationError("an audit needs at least one profile") }
         var byIssuer: [String: Int] = [:]
         for (index, entry) in profiles.enumerated() {
@@ -88,7 +88,7 @@ public struct ProfileJudge: TokenJudge {
                                     maxDepth: profiles.map(\.profile.limits.maxDepth).max()!)
     }
 
-    public func judge(_ token: String, at: Double, nonce: String?) -> Judgement {
+    package func judge(_ token: String, at: Double, nonce: String?) -> Judgement {
         let expected = nonce.map { Nonce($0, mode: nonceMode) }
         let now = Date(timeIntervalSince1970: at)
         if routes.count == 1 {

@@ -5,7 +5,7 @@ import IDTokenKit
 ///
 /// It runs on one thread, in the order of the log, so that "the second and later appearances of a token are
 /// replays" means the same thing with one thread or many.
-public protocol ReplayDetector: AnyObject {
+package protocol ReplayDetector: AnyObject {
     /// Records `entry`, presented on `line` at `at`.
     /// - Returns: nil when the token is new; otherwise the line where it was first seen, or 0 when that is
     ///   not known (a shared store that another process filled).
@@ -18,15 +18,15 @@ public protocol ReplayDetector: AnyObject {
 /// `header.payload`, mixed with the issuer) and the line it was first accepted on, 20 bytes a token in an open-addressing table
 /// kept at most 70 % full (about 30 bytes a token, 60 MB at the peak of growing past a million). Unlike an online
 /// replay cache it never forgets an entry when a token expires, because a log's times need not be in order.
-public final class MemoryReplayDetector: ReplayDetector {
+package final class MemoryReplayDetector: ReplayDetector {
     private var words: [UInt64]      // two per slot; (0, 0) is an empty slot
     private var lines: [UInt32]
     private var mask: Int
     private var issuers: [String: UInt64] = [:]
     /// How many distinct accepted tokens it holds.
-    public private(set) var count = 0
+    package private(set) var count = 0
 
-    public init(initialCapacity: Int = 1 << 14) {
+    package init(initialCapacity: Int = 1 << 14) {
         var capacity = 16
         while capacity < initialCapacity { capacity <<= 1 }
         words = Array(repeating: 0, count: capacity * 2)
@@ -34,7 +34,7 @@ public final class MemoryReplayDetector: ReplayDetector {
         mask = capacity - 1
     }
 
-    public func record(_ entry: ReplayEntry, line: Int, at: Double) throws(TokenError) -> Int? {
+    package func record(_ entry: ReplayEntry, line: Int, at: Double) throws(TokenError) -> Int? {
         let issuer: UInt64
         if let known = issuers[entry.issuer] { issuer = known } else {
             issuer = UInt64(issuers.count + 1) &* 0x9E37_79B9_7F4A_7C15
@@ -85,12 +85,12 @@ public final class MemoryReplayDetector: ReplayDetector {
 
 /// Uses a ``ReplayCache`` (such as the Redis one) as the replay stage, so that several audits, or an audit and
 /// live servers, share one record of accepted tokens. The record's time is the cache's `now`.
-public final class ReplayCacheDetector: ReplayDetector {
-    public let cache: any ReplayCache
+package final class ReplayCacheDetector: ReplayDetector {
+    package let cache: any ReplayCache
 
-    public init(_ cache: any ReplayCache) { self.cache = cache }
+    package init(_ cache: any ReplayCache) { self.cache = cache }
 
-    public func record(_ entry: ReplayEntry, line: Int, at: Double) throws(TokenError) -> Int? {
+    package func record(_ entry: ReplayEntry, line: Int, at: Double) throws(TokenError) -> Int? {
         let now = Int64(at.rounded(.down))
         let inserted: Bool
         if let synchronous = cache as? any SynchronousReplayCache {

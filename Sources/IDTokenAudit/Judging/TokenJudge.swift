@@ -5,20 +5,20 @@ import IDTokenKit
 ///
 /// A judge is called from many threads at once and must not depend on earlier calls: the audit may answer a
 /// repeated token from its cache (see ``Judgement/timeThresholds``).
-public protocol TokenJudge: Sendable {
+package protocol TokenJudge: Sendable {
     /// Judges `token` as of `at` (Unix seconds); `nonce` is the raw nonce the record carried, if any.
     func judge(_ token: String, at: Double, nonce: String?) -> Judgement
 }
 
 /// A judge's answer for one token.
-public struct Judgement: Sendable {
+package struct Judgement: Sendable {
     /// nil when the token is valid.
-    public var error: TokenError?
+    package var error: TokenError?
     /// Whether the signature was checked and verified (true for valid tokens and for those refused by a claim
     /// rule after the signature: `expired`, `wrong_audience`…). Key usage is counted only for these.
-    public var signatureVerified: Bool
+    package var signatureVerified: Bool
     /// The protected header, when it could be read.
-    public var header: JSONObject? {
+    package var header: JSONObject? {
         get { headerObject ?? splitHeader?.object }
         set {
             headerObject = newValue
@@ -30,13 +30,13 @@ public struct Judgement: Sendable {
     private var headerObject: JSONObject?
     private var splitHeader: JOSEHeader?
     /// The claims: verified when ``signatureVerified``, otherwise what the token says (unverified), for reports.
-    public var claims: JSONObject?
+    package var claims: JSONObject?
     /// The leeway (seconds) the deciding profile applied to time checks.
-    public var leeway: Double
+    package var leeway: Double
     /// The profile that judged the token (e.g. `firebase`), when one did.
-    public var profile: String?
+    package var profile: String?
 
-    public init(error: TokenError?, signatureVerified: Bool, header: JSONObject?, claims: JSONObject?,
+    package init(error: TokenError?, signatureVerified: Bool, header: JSONObject?, claims: JSONObject?,
                 leeway: Double, profile: String?) {
         self.error = error
         self.signatureVerified = signatureVerified
@@ -47,7 +47,7 @@ public struct Judgement: Sendable {
     }
 
     /// A judgement with the header as the verifier split it.
-    public init(error: TokenError?, signatureVerified: Bool, splitHeader: JOSEHeader?, claims: JSONObject?,
+    package init(error: TokenError?, signatureVerified: Bool, splitHeader: JOSEHeader?, claims: JSONObject?,
                 leeway: Double, profile: String?) {
         self.error = error
         self.signatureVerified = signatureVerified
@@ -71,22 +71,22 @@ public struct Judgement: Sendable {
         return body(nil)
     }
 
-    public var isValid: Bool { error == nil }
+    package var isValid: Bool { error == nil }
 
     /// The token's time window (DESIGN §2) under the deciding profile's leeway, from its claims: the same
     /// ``TimeWindow`` the verifier's time check and the verified-token cache ask.
-    public var timeWindow: TimeWindow {
+    package var timeWindow: TimeWindow {
         claims.map { TimeWindow(claims: $0, leeway: leeway) } ?? TimeWindow(leeway: leeway)
     }
 
     /// The instants at which this token's verdict can change as the time of judgement moves: `exp` + leeway,
     /// and `nbf`, `iat`, `auth_time` − leeway (``TimeWindow/thresholds``). Between two neighbouring thresholds
     /// the verdict is the same, which is what lets the audit reuse it for a repeated token judged at another time.
-    public var timeThresholds: [Double] { timeWindow.thresholds }
+    package var timeThresholds: [Double] { timeWindow.thresholds }
 
     /// The interval of times `[from, until)` around `at` that no threshold splits: the times for which this
     /// verdict holds (``TimeWindow/interval(around:)``).
-    public func interval(around at: Double) -> (from: Double, until: Double) {
+    package func interval(around at: Double) -> (from: Double, until: Double) {
         timeWindow.interval(around: at)
     }
 }

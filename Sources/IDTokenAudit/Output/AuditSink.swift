@@ -1,27 +1,27 @@
 import Foundation
 
 /// Where an audit's per-record output goes, in input order.
-public protocol AuditSink: AnyObject {
+package protocol AuditSink: AnyObject {
     func write(_ bytes: [UInt8]) throws
     func flush() throws
 }
 
 /// Buffers output and writes it to a file handle in large pieces.
-public final class FileSink: AuditSink {
+package final class FileSink: AuditSink {
     private let handle: FileHandle
     private let closes: Bool
     private var buffer: [UInt8] = []
     private let bufferSize: Int
 
     /// Creates (or truncates) the file at `path`.
-    public convenience init(path: String) throws {
+    package convenience init(path: String) throws {
         guard FileManager.default.createFile(atPath: path, contents: nil), let handle = FileHandle(forWritingAtPath: path) else {
             throw AuditOutputError("cannot create \(path)")
         }
         self.init(handle: handle, closes: true)
     }
 
-    public init(handle: FileHandle, closes: Bool = false, bufferSize: Int = 256 * 1024) {
+    package init(handle: FileHandle, closes: Bool = false, bufferSize: Int = 256 * 1024) {
         self.handle = handle
         self.closes = closes
         self.bufferSize = bufferSize
@@ -33,12 +33,12 @@ public final class FileSink: AuditSink {
         if closes { try? handle.close() }
     }
 
-    public func write(_ bytes: [UInt8]) throws {
+    package func write(_ bytes: [UInt8]) throws {
         buffer.append(contentsOf: bytes)
         if buffer.count >= bufferSize { try flush() }
     }
 
-    public func flush() throws {
+    package func flush() throws {
         guard !buffer.isEmpty else { return }
         do { try handle.write(contentsOf: buffer) } catch { throw AuditOutputError("writing the audit output failed: \(error.localizedDescription)") }
         buffer.removeAll(keepingCapacity: true)
@@ -46,7 +46,7 @@ public final class FileSink: AuditSink {
 }
 
 /// An output write that failed.
-public struct AuditOutputError: Error, CustomStringConvertible {
-    public let description: String
-    public init(_ description: String) { self.description = description }
+package struct AuditOutputError: Error, CustomStringConvertible {
+    package let description: String
+    package init(_ description: String) { self.description = description }
 }

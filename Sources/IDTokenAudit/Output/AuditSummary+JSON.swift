@@ -9,7 +9,7 @@ extension AuditSummary {
     ///  "replays": {"count": 1, "examples": […]}, "usedAfterExpiry": {"count": 2, "examples": […]},
     ///  "tokensPerSecond": 41000.5, "elapsedSeconds": 0.01, …}
     /// ```
-    public func json() -> String {
+    package func json() -> String {
         var out = "{\n"
         var first = true
         func field(_ name: String, _ value: String) {

@@ -5,74 +5,74 @@ import IDTokenKit
 ///
 /// Memory is bounded whatever the log's size: distinct issuers, audiences and keys are capped
 /// (``BoundedCounter``), examples are capped at ``exampleLimit``, time series at ``Timeline/maxBuckets``.
-public struct AuditSummary: Sendable {
-    public static let exampleLimit = 100
+package struct AuditSummary: Sendable {
+    package static let exampleLimit = 100
 
     /// Lines read, blank ones included.
-    public internal(set) var lines = 0
+    package internal(set) var lines = 0
     /// Records judged: every non-blank line.
-    public internal(set) var records = 0
+    package internal(set) var records = 0
     /// Blank lines, skipped.
-    public internal(set) var blankLines = 0
-    public internal(set) var valid = 0
-    public internal(set) var invalid = 0
+    package internal(set) var blankLines = 0
+    package internal(set) var valid = 0
+    package internal(set) var invalid = 0
     /// Records by error code (raw value), for the invalid ones.
-    public internal(set) var byError: [String: Int] = [:]
+    package internal(set) var byError: [String: Int] = [:]
     /// Records by the token's `iss` (whatever the verdict; unverified for refused tokens).
-    public internal(set) var byIssuer = BoundedCounter()
+    package internal(set) var byIssuer = BoundedCounter()
     /// Records by each `aud` value the token names.
-    public internal(set) var byAudience = BoundedCounter()
+    package internal(set) var byAudience = BoundedCounter()
     /// Records by the header's `kid`.
-    public internal(set) var byKid = BoundedCounter()
+    package internal(set) var byKid = BoundedCounter()
     /// Records by the profile that judged them.
-    public internal(set) var byProfile = BoundedCounter(limit: 64)
+    package internal(set) var byProfile = BoundedCounter(limit: 64)
     /// For each key whose signature verified at least once: how often, and its first and last use by `at`.
-    public internal(set) var keyUsage: [String: KeyUsage] = [:]
+    package internal(set) var keyUsage: [String: KeyUsage] = [:]
     /// Tokens presented again after their first acceptance (with `--replay` or a replay store).
-    public internal(set) var replays = 0
-    public internal(set) var replayExamples: [ReplayExample] = []
+    package internal(set) var replays = 0
+    package internal(set) var replayExamples: [ReplayExample] = []
     /// Genuine tokens (signature verified) presented after `exp` + leeway: code `expired`.
-    public internal(set) var usedAfterExpiry = 0
-    public internal(set) var expiredExamples: [ExpiredExample] = []
+    package internal(set) var usedAfterExpiry = 0
+    package internal(set) var expiredExamples: [ExpiredExample] = []
     /// The earliest and latest `at` of all records.
-    public internal(set) var firstAt: Double?
-    public internal(set) var lastAt: Double?
+    package internal(set) var firstAt: Double?
+    package internal(set) var lastAt: Double?
     /// Tokens verified by a judge; the rest were answered from the verdict cache or were unreadable lines.
-    public internal(set) var verifications = 0
-    public internal(set) var cacheHits = 0
-    public internal(set) var threads = 1
-    public internal(set) var elapsedSeconds = 0.0
+    package internal(set) var verifications = 0
+    package internal(set) var cacheHits = 0
+    package internal(set) var threads = 1
+    package internal(set) var elapsedSeconds = 0.0
     /// Processor time the whole process used during the audit (every thread), for rates on a shared machine.
-    public internal(set) var cpuSeconds = 0.0
+    package internal(set) var cpuSeconds = 0.0
     /// Why the input could not be read to its end, if so. The records before that point were audited.
-    public internal(set) var inputError: AuditInputError?
+    package internal(set) var inputError: AuditInputError?
     /// Verdicts per time bucket of `at`: series "valid" and one per error code.
-    public internal(set) var verdictTimeline = Timeline(series: ["valid"] + TokenError.Code.allCases.map(\.rawValue))
+    package internal(set) var verdictTimeline = Timeline(series: ["valid"] + TokenError.Code.allCases.map(\.rawValue))
     /// Signature-verified uses per time bucket of `at`, one series per `kid`.
-    public internal(set) var keyTimeline = Timeline(series: [], maxSeries: 32)
+    package internal(set) var keyTimeline = Timeline(series: [], maxSeries: 32)
 
-    public struct KeyUsage: Sendable, Equatable {
-        public internal(set) var uses: Int
-        public internal(set) var firstUse: Double
-        public internal(set) var lastUse: Double
-        public internal(set) var issuer: String?
+    package struct KeyUsage: Sendable, Equatable {
+        package internal(set) var uses: Int
+        package internal(set) var firstUse: Double
+        package internal(set) var lastUse: Double
+        package internal(set) var issuer: String?
     }
 
-    public struct ReplayExample: Sendable, Equatable {
-        public let line: Int
+    package struct ReplayExample: Sendable, Equatable {
+        package let line: Int
         /// The line of the first acceptance; 0 when a shared store knew the token from elsewhere.
-        public let firstLine: Int
-        public let issuer: String?
-        public let subject: String?
-        public let at: Double
+        package let firstLine: Int
+        package let issuer: String?
+        package let subject: String?
+        package let at: Double
     }
 
-    public struct ExpiredExample: Sendable, Equatable {
-        public let line: Int
-        public let issuer: String?
-        public let subject: String?
-        public let expires: Double
-        public let at: Double
+    package struct ExpiredExample: Sendable, Equatable {
+        package let line: Int
+        package let issuer: String?
+        package let subject: String?
+        package let expires: Double
+        package let at: Double
     }
 
     /// The keys counted last in ``keyUsage``, where they are and their ``keyTimeline`` series: a log uses a
@@ -80,13 +80,13 @@ public struct AuditSummary: Sendable {
     /// Emptied whenever `keyUsage` gains a key (its indices may then move).
     private var recentKeys: [(kid: String, index: Dictionary<String, KeyUsage>.Index, series: Int?)] = []
 
-    public init() {}
+    package init() {}
 
     /// Records per second of wall time.
-    public var tokensPerSecond: Double { elapsedSeconds > 0 ? Double(records) / elapsedSeconds : 0 }
+    package var tokensPerSecond: Double { elapsedSeconds > 0 ? Double(records) / elapsedSeconds : 0 }
 
     /// Records per second of processor time (all threads).
-    public var tokensPerCPUSecond: Double { cpuSeconds > 0 ? Double(records) / cpuSeconds : 0 }
+    package var tokensPerCPUSecond: Double { cpuSeconds > 0 ? Double(records) / cpuSeconds : 0 }
 
     /// Adds one record's result.
     mutating func add(_ result: AuditResult) {

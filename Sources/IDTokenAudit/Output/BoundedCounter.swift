@@ -1,20 +1,20 @@
 /// Counts occurrences of strings, keeping at most `limit` distinct ones: values beyond are counted together
 /// as ``otherCount``. Issuers, audiences and key IDs come from tokens, and a log of forged tokens could hold a
 /// different one on every line; the cap keeps an audit's memory flat.
-public struct BoundedCounter: Sendable, Equatable {
-    public private(set) var counts: [String: Int] = [:]
+package struct BoundedCounter: Sendable, Equatable {
+    package private(set) var counts: [String: Int] = [:]
     /// Occurrences of values that arrived after the limit was reached.
-    public private(set) var otherCount = 0
-    public let limit: Int
+    package private(set) var otherCount = 0
+    package let limit: Int
     /// The values counted last and where they are in `counts`: a log repeats a handful of issuers, audiences and
     /// key IDs, mostly as the very same shared strings, which compare equal at once; such a value is counted
     /// without hashing it. Emptied whenever `counts` gains a value (its indices may then move).
     private var recent: [(value: String, index: Dictionary<String, Int>.Index)] = []
     private static let recentLimit = 8
 
-    public init(limit: Int = 1000) { self.limit = limit }
+    package init(limit: Int = 1000) { self.limit = limit }
 
-    public mutating func add(_ value: String, _ n: Int = 1) {
+    package mutating func add(_ value: String, _ n: Int = 1) {
         // Read in place (no copy of each entry, so no retain and release of its string); a length that differs
         // rules an entry out without comparing text.
         let count = value.utf8.count
@@ -40,14 +40,14 @@ public struct BoundedCounter: Sendable, Equatable {
         }
     }
 
-    public static func == (a: BoundedCounter, b: BoundedCounter) -> Bool {
+    package static func == (a: BoundedCounter, b: BoundedCounter) -> Bool {
         a.counts == b.counts && a.otherCount == b.otherCount && a.limit == b.limit
     }
 
     /// Values by decreasing count, then by name.
-    public var sorted: [(value: String, count: Int)] {
+    package var sorted: [(value: String, count: Int)] {
         counts.map { (value: $0.key, count: $0.value) }.sorted { $0.count != $1.count ? $0.count > $1.count : $0.value < $1.value }
     }
 
-    public var total: Int { counts.values.reduce(otherCount, +) }
+    package var total: Int { counts.values.reduce(otherCount, +) }
 }

@@ -2,11 +2,11 @@ import IDTokenKit
 
 /// A one-page HTML report of an audit: the summary tables and three plots (verdicts over time, errors by code,
 /// key usage over time), with inline CSS and inline SVG: it opens in any browser, offline, and runs no script.
-public struct HTMLReport: Sendable {
-    public let summary: AuditSummary
-    public let title: String
+package struct HTMLReport: Sendable {
+    package let summary: AuditSummary
+    package let title: String
 
-    public init(summary: AuditSummary, title: String = "Token audit") {
+    package init(summary: AuditSummary, title: String = "Token audit") {
         self.summary = summary
         self.title = title
     }
@@ -23,7 +23,7 @@ public struct HTMLReport: Sendable {
     static let keyColors = ["#1565c0", "#ef6c00", "#2e7d32", "#6a1b9a", "#00838f", "#c62828", "#f9a825", "#5d4037",
                             "#ad1457", "#283593", "#558b2f", "#00695c"]
 
-    public func render() -> String {
+    package func render() -> String {
         let s = summary
         var body = "<h1>\(e(title))</h1>"
         body += "<p class=\"sub\">\(s.records) records from \(s.lines) lines"

@@ -2,7 +2,7 @@ import IDTokenKit
 import JOSE
 
 /// How an audit writes its per-record results.
-public enum OutputFormat: String, Sendable, CaseIterable {
+package enum OutputFormat: String, Sendable, CaseIterable {
     /// One JSON object a line (the default).
     case ndjson
     /// Comma-separated values with a header row, quoted as RFC 4180 says.
@@ -10,10 +10,10 @@ public enum OutputFormat: String, Sendable, CaseIterable {
 
     /// The reported fields, in order: DESIGN §7's `line,id,valid,error,iss,sub,aud,kid,exp,iat`, then the time
     /// the token was judged at and the error message.
-    public static let fields = ["line", "id", "valid", "error", "iss", "sub", "aud", "kid", "exp", "iat", "at", "message"]
+    package static let fields = ["line", "id", "valid", "error", "iss", "sub", "aud", "kid", "exp", "iat", "at", "message"]
 
     /// Text written once before the records (the CSV header row).
-    public var header: String {
+    package var header: String {
         switch self {
         case .ndjson: return ""
         case .csv: return OutputFormat.fields.joined(separator: ",") + "\r\n"
@@ -21,7 +21,7 @@ public enum OutputFormat: String, Sendable, CaseIterable {
     }
 
     /// Appends `result` as one line of output.
-    public func render(_ result: AuditResult, into out: inout [UInt8]) {
+    package func render(_ result: AuditResult, into out: inout [UInt8]) {
         switch self {
         case .ndjson: RecordRendering.ndjson(result, into: &out)
         case .csv: RecordRendering.csv(result, into: &out)

@@ -3,23 +3,23 @@ import IDTokenKit
 /// The fields an audit reports for each record (DESIGN §7): from the verified token, or, for a token refused,
 /// what it says about itself (unverified). A class: a result is copied several times on its way to the output,
 /// and one reference costs less to copy than six strings.
-public final class ReportedClaims: Sendable, Hashable {
-    public let issuer: String?
-    public let subject: String?
+package final class ReportedClaims: Sendable, Hashable {
+    package let issuer: String?
+    package let subject: String?
     /// `aud` as the token holds it: a string, or a list.
-    public let audience: Audience?
-    public let kid: String?
+    package let audience: Audience?
+    package let kid: String?
     /// `exp` as JSON number text, exactly as in the token.
-    public let expiresText: String?
-    public let expires: Double?
+    package let expiresText: String?
+    package let expires: Double?
     /// `iat` as JSON number text.
-    public let issuedAtText: String?
+    package let issuedAtText: String?
 
-    public enum Audience: Sendable, Hashable {
+    package enum Audience: Sendable, Hashable {
         case single(String)
         case list([String])
 
-        public var values: [String] {
+        package var values: [String] {
             switch self {
             case .single(let value): return [value]
             case .list(let values): return values
@@ -28,10 +28,10 @@ public final class ReportedClaims: Sendable, Hashable {
     }
 
     /// No fields: a line without a readable token.
-    public static let none = ReportedClaims(header: nil, claims: nil)
+    package static let none = ReportedClaims(header: nil, claims: nil)
 
     /// Reads the reported fields from a header and claims. Values of the wrong type are left out.
-    public convenience init(header: JSONObject?, claims: JSONObject?) {
+    package convenience init(header: JSONObject?, claims: JSONObject?) {
         self.init(judgement: Judgement(error: nil, signatureVerified: false, header: header, claims: claims, leeway: 0,
                                        profile: nil),
                   interning: nil)
@@ -107,12 +107,12 @@ public final class ReportedClaims: Sendable, Hashable {
         }
     }
 
-    public static func == (a: ReportedClaims, b: ReportedClaims) -> Bool {
+    package static func == (a: ReportedClaims, b: ReportedClaims) -> Bool {
         a.issuer == b.issuer && a.subject == b.subject && a.audience == b.audience && a.kid == b.kid
             && a.expiresText == b.expiresText && a.issuedAtText == b.issuedAtText
     }
 
-    public func hash(into hasher: inout Hasher) {
+    package func hash(into hasher: inout Hasher) {
         hasher.combine(issuer)
         hasher.combine(subject)
         hasher.combine(kid)

@@ -4,13 +4,13 @@
 /// and steps up through round durations (5, 15, 30 minutes, 1, 2, 6, 12 hours, 1 day, 1 week, then doubling),
 /// merging buckets, whenever the span from the first to the last bucket would exceed ``maxBuckets``; so memory
 /// stays bounded whatever the log's time range, and the times may come in any order.
-public struct Timeline: Sendable {
-    public static let maxBuckets = 240
+package struct Timeline: Sendable {
+    package static let maxBuckets = 240
     /// Series names: index 0 is "valid", then one per error code, then key IDs as they are first seen.
-    public private(set) var series: [String]
-    public private(set) var width: Double = 60
+    package private(set) var series: [String]
+    package private(set) var width: Double = 60
     /// Bucket index (time / width, rounded down) → counts per series.
-    public private(set) var buckets: [Int64: [Int]] = [:]
+    package private(set) var buckets: [Int64: [Int]] = [:]
     private var low = Int64.max
     private var high = Int64.min
     private let maxSeries: Int
@@ -20,20 +20,20 @@ public struct Timeline: Sendable {
     private var recent: [(bucket: Int64, index: Dictionary<Int64, [Int]>.Index)] = []
     private static let recentLimit = 8
 
-    public init(series: [String], maxSeries: Int = 64) {
+    package init(series: [String], maxSeries: Int = 64) {
         self.series = series
         self.maxSeries = maxSeries
     }
 
     /// The index of series `name`, adding it while there is room; nil when full.
-    public mutating func seriesIndex(_ name: String) -> Int? {
+    package mutating func seriesIndex(_ name: String) -> Int? {
         if let index = series.firstIndex(of: name) { return index }
         guard series.count < maxSeries else { return nil }
         series.append(name)
         return series.count - 1
     }
 
-    public mutating func add(at time: Double, series index: Int) {
+    package mutating func add(at time: Double, series index: Int) {
         guard time.isFinite, abs(time) < 1e13 else { return }
         var bucket = Int64((time / width).rounded(.down))
         while max(high, bucket) - min(low, bucket) >= Int64(Timeline.maxBuckets) {
@@ -70,7 +70,7 @@ public struct Timeline: Sendable {
     }
 
     /// A copy with buckets merged until there are at most `maxRows` from the first to the last: for plots.
-    public func coarsened(toAtMost maxRows: Int) -> Timeline {
+    package func coarsened(toAtMost maxRows: Int) -> Timeline {
         var copy = self
         while copy.low <= copy.high && copy.high - copy.low >= Int64(max(1, maxRows)) { copy.coarsen() }
         return copy
@@ -98,7 +98,7 @@ public struct Timeline: Sendable {
     }
 
     /// Every bucket from the first to the last, empty ones included: (start time, counts per series).
-    public var rows: [(start: Double, counts: [Int])] {
+    package var rows: [(start: Double, counts: [Int])] {
         guard low <= high else { return [] }
         return (low...high).map { bucket in
             var counts = buckets[bucket] ?? []

@@ -1,6 +1,6 @@
 import Foundation
 import FuzzDriver
-import IDTokenAudit
+@testable import IDTokenAudit  // the engine's API is package-level; -enable-testing builds reach it
 import IDTokenKit
 
 // The audit's input path: LineReader over plain or gzip bytes, RecordExtractor on every line, and the whole
