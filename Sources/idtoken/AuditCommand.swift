@@ -29,10 +29,12 @@ struct AuditCommand: AsyncParsableCommand {
         Exit status: 0 when the audit ran, whatever the verdicts; 1 when the input could not be read to its end \
         or the replay store stopped answering (the records before that point are still reported); 2 bad usage or \
         configuration; 3 keys unavailable.
+        `idtoken audit merge SUMMARY...` combines the summaries of the shards of one audit (--shard I/N); see \
+        `idtoken audit merge --help`.
         """
     )
 
-    @Argument(help: "The log: a file, a .gz file, or - for standard input.") var input: String
+    @Argument(help: "The log: a file, a .gz file, or - for standard input (with --pipe: standard input).") var input: String = "-"
 
     @Option(help: "firebase, firebase-session, apple, facebook or oidc (not with --config).") var provider: String?
     @OptionGroup var policy: AuditPolicyOptions
@@ -51,6 +53,7 @@ struct AuditCommand: AsyncParsableCommand {
     @Option(help: "The longest line read, in bytes; longer lines are reported as malformed.") var maxLineBytes: Int = 1 << 20
     @Option(help: "Distinct tokens whose verdicts are remembered, so that repeats are verified once (0: off).")
     var verdictCache: Int = 8192
+    @OptionGroup var distribution: AuditDistributionOptions
 
     static let inputFailure = ExitCode(1)
     static let usageFailure = ExitCode(2)
@@ -77,7 +80,8 @@ struct AuditCommand: AsyncParsableCommand {
 
         let source: any ByteSource
         do {
-            let raw: any ByteSource = input == "-" ? FileByteSource(handle: .standardInput) : try FileByteSource(path: input)
+            let raw: any ByteSource = input == "-" ? (distribution.pipe ? PipeByteSource() as any ByteSource : FileByteSource(handle: .standardInput))
+                                                   : try FileByteSource(path: input)
             let name = input == "-" ? "standard input" : input
             source = input.hasSuffix(".gz") ? try GzipByteSource(raw, name: name) : try GzipByteSource.detecting(raw, name: name)
         } catch {
@@ -87,12 +91,13 @@ struct AuditCommand: AsyncParsableCommand {
         do { sink = try output.map { try FileSink(path: $0) } ?? FileSink(handle: .standardOutput) } catch {
             throw Self.fail("\(error)", Self.usageFailure)
         }
-        let options = AuditOptions(threads: threads ?? ProcessInfo.processInfo.activeProcessorCount, defaultTime: time,
+        var options = AuditOptions(threads: threads ?? ProcessInfo.processInfo.activeProcessorCount, defaultTime: time,
                                    defaultNonce: policy.nonce ?? policy.nonceExact, maxLineBytes: maxLineBytes,
                                    cacheCapacity: verdictCache, format: outputFormat)
+        let runID = try distribution.apply(to: &options, command: self)
         let engine = AuditEngine(judge: judge, options: options)
         let terminal = isatty(STDERR_FILENO) == 1
-        let showProgress = progress || terminal
+        let showProgress = progress || (terminal && !distribution.pipe)
         var progressLine: (@Sendable (AuditProgress) -> Void)?
         if showProgress {
             progressLine = { update in
@@ -110,9 +115,11 @@ struct AuditCommand: AsyncParsableCommand {
             }
         }
         if showProgress && terminal { FileHandle.standardError.write(Data("\n".utf8)) }
-        let audit: AuditSummary
+        var audit: AuditSummary
         switch result {
-        case .success(let value): audit = value
+        case .success(let value):
+            audit = value
+            audit.runID = runID
         case .failure(let error): throw Self.fail(error.description, Self.inputFailure)
         }
 
@@ -121,6 +128,8 @@ struct AuditCommand: AsyncParsableCommand {
             do { try Data(json.utf8).write(to: URL(fileURLWithPath: path)) } catch {
                 throw Self.fail("cannot write the summary to \(path): \(error.localizedDescription)", Self.usageFailure)
             }
+        } else if distribution.pipe {
+            // A pipe's standard output holds verdict lines only: the summary goes nowhere unless asked for.
         } else if summary == "-" || output != nil {
             FileHandle.standardOutput.write(Data(json.utf8))
         } else {

@@ -49,7 +49,7 @@ public final class AuditEngine: @unchecked Sendable {
         let startedCPU = clock()
         func elapsed() -> Double { Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9 }
 
-        let reader = HandOff(LineReader(input, maxLineBytes: options.maxLineBytes))
+        let reader = HandOff(LineReader(input, maxLineBytes: options.maxLineBytes, firstLine: options.firstLine))
         let totalBytes = reader.value.totalBytes
         let work = BlockingQueue<Batch>()
         let done = ReorderBuffer<Processed>()
@@ -69,10 +69,16 @@ public final class AuditEngine: @unchecked Sendable {
                 lines = []
                 bytes = 0
             }
+            let shard = options.shard
             while !cancelled.isSet, let line = reader.value.next() {
+                // Another shard's line: skipped before any parsing, so it costs only the split.
+                if let shard, !shard.contains(line: line.number) { continue }
                 bytes += line.bytes.count + 64
                 lines.append(line)
                 if lines.count >= options.batchLines || bytes >= options.batchBytes { send() }
+                // A pipe's reader never holds lines back while it waits for more input: a consumer that answers
+                // line by line gets its answers.
+                else if options.pipe && !reader.value.hasBufferedInput { send() }
             }
             if !lines.isEmpty && !cancelled.isSet { send() }
             done.finish(count: sequence)
@@ -92,9 +98,10 @@ public final class AuditEngine: @unchecked Sendable {
 
         var summary = AuditSummary()
         summary.threads = options.threads
+        summary.shard = options.shard
         var failure: Error?
         var writeFailed = false
-        if let output, !options.format.header.isEmpty {
+        if let output, !options.format.header.isEmpty, !options.pipe {  // a pipe writes verdict lines only
             do { try output.write(Array(options.format.header.utf8)) } catch { failure = error; writeFailed = true; cancelled.set() }
         }
         var lastProgress = 0.0
@@ -146,6 +153,8 @@ public final class AuditEngine: @unchecked Sendable {
                             rendered.reserveCapacity(batch.rendered.count + 256)
                             rendered.append(contentsOf: batch.rendered[..<start])
                         }
+                        // What comes before the record's own line (a pipe's blank lines) stays.
+                        rendered.append(contentsOf: batch.rendered[start..<batch.starts[k]])
                         options.format.render(result, into: &rendered)
                     } else if changed {
                         rendered.append(contentsOf: batch.rendered[start..<end])
@@ -161,7 +170,10 @@ public final class AuditEngine: @unchecked Sendable {
             summary.lines = batch.linesRead
             lastBatch = (batch.bytesRead, batch.linesRead)
             if let output {
-                do { try output.write(changed ? rendered : batch.rendered) } catch { failure = error; writeFailed = true; cancelled.set() }
+                do {
+                    try output.write(changed ? rendered : batch.rendered)
+                    if options.pipe { try output.flush() }
+                } catch { failure = error; writeFailed = true; cancelled.set() }
             }
             if let progress {
                 let now = elapsed()
@@ -207,6 +219,8 @@ public final class AuditEngine: @unchecked Sendable {
         /// Each result's output line, concatenated; `ends[k]` is where result k's line ends.
         var rendered: [UInt8] = []
         var ends: [Int] = []
+        /// Where result k's line starts (after the blank lines a pipe reports before it).
+        var starts: [Int] = []
         var blankLines = 0
         var verifications = 0
         var cacheHits = 0
@@ -218,13 +232,17 @@ public final class AuditEngine: @unchecked Sendable {
         var out = Processed(bytesRead: batch.bytesRead, linesRead: batch.linesRead)
         out.results.reserveCapacity(batch.lines.count)
         out.ends.reserveCapacity(batch.lines.count)
+        out.starts.reserveCapacity(batch.lines.count)
         out.rendered.reserveCapacity(batch.lines.count * 480)
         for line in batch.lines {
             guard let record = extractor.extract(line) else {
                 out.blankLines += 1
+                // In a pipe every line gets its line out: a blank one is reported, not skipped.
+                if options.pipe { options.format.renderBlank(line: line.number, at: options.defaultTime, into: &out.rendered) }
                 continue
             }
             let result = judge(record, cache: cache, findReplays: findReplays, interners: interners, counts: &out)
+            out.starts.append(out.rendered.count)
             options.format.render(result, into: &out.rendered)
             // Moved into the batch, not copied (a copy costs a retain and a release of each of its references).
             out.results.append(consume result)

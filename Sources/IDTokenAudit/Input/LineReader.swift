@@ -45,9 +45,15 @@ public final class LineReader {
     /// Why the input ended early, if it did.
     public private(set) var inputError: AuditInputError?
 
-    public init(_ source: any ByteSource, maxLineBytes: Int = 1 << 20) {
+    private let firstLine: Int
+
+    /// - Parameter firstLine: the number of the first line (1; more for a piece of a larger input, as a pipe
+    ///   reads, so that its lines keep their numbers in the whole).
+    public init(_ source: any ByteSource, maxLineBytes: Int = 1 << 20, firstLine: Int = 1) {
         self.source = source
         self.maxLineBytes = max(1, maxLineBytes)
+        self.firstLine = firstLine
+        self.lineNumber = firstLine - 1
     }
 
     /// Bytes of the underlying input consumed so far (compressed bytes for a gzip source).
@@ -55,7 +61,9 @@ public final class LineReader {
     /// The underlying input's size, when known.
     public var totalBytes: Int64? { source.totalBytes }
     /// Lines returned so far.
-    public var linesRead: Int { lineNumber }
+    public var linesRead: Int { lineNumber - firstLine + 1 }
+    /// Whether a line (or part of one) can be returned without reading the source again.
+    public var hasBufferedInput: Bool { position < chunk.count }
 
     /// The next line, or nil at the end of the input (or after an input error: see ``inputError``).
     public func next() -> RawLine? {

@@ -60,6 +60,8 @@ extension AuditSummary {
         field("cpuSeconds", number((cpuSeconds * 1000).rounded() / 1000))
         field("tokensPerCPUSecond", number(tokensPerCPUSecond.rounded()))
         field("inputError", inputError.map { JSONText.quoted($0.message) } ?? "null")
+        // What `idtoken audit merge` needs of a shard's summary (SummaryMerge.swift).
+        if let shard { field("shard", shardMember(shard)) }
         return out + "\n}\n"
     }
 }

@@ -46,6 +46,10 @@ public struct AuditSummary: Sendable {
     public internal(set) var cpuSeconds = 0.0
     /// Why the input could not be read to its end, if so. The records before that point were audited.
     public internal(set) var inputError: AuditInputError?
+    /// The shard this summary covers, when the audit was one shard of several (``Shard``).
+    public internal(set) var shard: Shard?
+    /// The run the shard belongs to (`--run-id`): merged summaries must share it.
+    public var runID: String?
     /// Verdicts per time bucket of `at`: series "valid" and one per error code.
     public internal(set) var verdictTimeline = Timeline(series: ["valid"] + TokenError.Code.allCases.map(\.rawValue))
     /// Signature-verified uses per time bucket of `at`, one series per `kid`.
