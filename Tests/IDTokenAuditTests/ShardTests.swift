@@ -9,7 +9,7 @@ struct ShardTests {
     func parsing() throws {
         let shard = try Shard(parsing: "2/7")
         #expect(shard.index == 2 && shard.count == 7)
-        #expect(shard.contains(line: 3) && shard.contains(line: 10) && !shard.contains(line: 4))
+        #expect(shard.contains(line: 2) && shard.contains(line: 9) && !shard.contains(line: 3) && !shard.contains(line: 7))
         for bad in ["7/7", "-1/3", "1/0", "1", "a/2", "1/2/3", ""] {
             #expect(throws: ShardSpecError.self) { try Shard(parsing: bad) }
         }

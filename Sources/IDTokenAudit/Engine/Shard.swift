@@ -27,11 +27,10 @@ public struct Shard: Sendable, Equatable, CustomStringConvertible {
         try self.init(index: index, count: count)
     }
 
-    /// Whether line `number` (1-based) is this shard's: line L belongs to shard (L − 1) mod N, so that shard 0
-    /// starts with the first line, as a Kubernetes completion index or an AWS Batch array index does.
+    /// Whether line `number` (1-based) is this shard's: line L belongs to shard L mod N (DESIGN §12).
     @inline(__always)
     public func contains(line number: Int) -> Bool {
-        count == 1 || (number - 1) % count == index
+        count == 1 || number % count == index
     }
 
     public var description: String { "\(index)/\(count)" }
