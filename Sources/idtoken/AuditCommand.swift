@@ -76,7 +76,7 @@ struct AuditCommand: AsyncParsableCommand {
         } else if let configuredAt {
             time = configuredAt
         }
-        let replayDetector = try makeReplayDetector()
+        var replayDetector = try makeReplayDetector()
 
         let source: any ByteSource
         do {
@@ -95,6 +95,13 @@ struct AuditCommand: AsyncParsableCommand {
                                    defaultNonce: policy.nonce ?? policy.nonceExact, maxLineBytes: maxLineBytes,
                                    cacheCapacity: verdictCache, format: outputFormat)
         let runID = try distribution.apply(to: &options, command: self)
+        // A run spread over shards shares one record of first presentations on Redis (DESIGN §12).
+        var runDetector: RunReplayDetector?
+        if let runID, replayStore != nil, let store = (replayDetector as? ReplayCacheDetector)?.cache as? RedisReplayCache {
+            runDetector = RunReplayDetector(store: store, run: runID, continueWithoutStore: distribution.replayStoreFailure == "allow",
+                                            ttlSeconds: distribution.runTtl)
+            replayDetector = runDetector
+        }
         let engine = AuditEngine(judge: judge, options: options)
         let terminal = isatty(STDERR_FILENO) == 1
         let showProgress = progress || (terminal && !distribution.pipe)
@@ -120,6 +127,8 @@ struct AuditCommand: AsyncParsableCommand {
         case .success(let value):
             audit = value
             audit.runID = runID
+            audit.shardAttempt = runDetector?.attempt
+            audit.replayUnchecked = runDetector?.unchecked ?? 0
         case .failure(let error): throw Self.fail(error.description, Self.inputFailure)
         }
 

@@ -14,6 +14,10 @@ struct AuditDistributionOptions: ParsableArguments {
     var firstLine: Int = 1
     @Option(help: "The run the shards belong to (default: derived from the input and the options, so that a shard run again gets the same id).")
     var runId: String?
+    @Option(help: "With --replay-store and a run (--shard or --run-id): when Redis cannot answer, reject (stop the audit, exit 1) or allow (go on without the shared check; the summary's replayUnchecked counts those records).")
+    var replayStoreFailure: String = "reject"
+    @Option(help: "How long a run's shared replay record lives in Redis, in seconds from each write (default: 7 days).")
+    var runTtl: Int64 = 7 * 86_400
 
     /// Sets the shard, the pipe mode and the first line number on `options`; says on standard error where a shard
     /// taken from the environment came from.
@@ -32,6 +36,10 @@ struct AuditDistributionOptions: ParsableArguments {
                 throw AuditCommand.fail("--pipe writes its verdict lines to standard output; do not give --output", AuditCommand.usageFailure)
             }
         }
+        guard replayStoreFailure == "reject" || replayStoreFailure == "allow" else {
+            throw AuditCommand.fail("--replay-store-failure must be reject or allow, not \(replayStoreFailure)", AuditCommand.usageFailure)
+        }
+        guard runTtl >= 1 else { throw AuditCommand.fail("--run-ttl must be at least 1 second", AuditCommand.usageFailure) }
         options.pipe = pipe
         options.firstLine = firstLine
         do throws(ShardSpecError) {

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import IDTokenAudit
+import IDTokenKitRedis
 
 /// `idtoken audit merge`: one summary (and one HTML report) from the summaries of the shards of one audit,
 /// equal to what one process would have written for the whole input (DESIGN §12).
@@ -19,6 +20,8 @@ struct AuditMergeCommand: ParsableCommand {
     @Option(help: "Write the merged summary to this file (- for standard output, the default).") var summary: String = "-"
     @Option(help: "Write a self-contained HTML report of the whole log to this file.") var html: String?
     @Option(help: "The report's title.") var title: String = "Token audit"
+    @Option(help: "The Redis store the shards found replays in (--replay-store): the verdicts a later shard overturned are settled from it.")
+    var replayStore: String?
 
     func run() throws {
         guard !summaries.isEmpty else { throw AuditCommand.fail("give the shards' summaries", AuditCommand.usageFailure) }
@@ -31,9 +34,22 @@ struct AuditMergeCommand: ParsableCommand {
                 throw AuditCommand.fail("merge: \(error.message)", AuditCommand.usageFailure)
             }
         }
-        let merged: AuditSummary
+        var merged: AuditSummary
         do { merged = try AuditSummary.merge(parts) } catch {
             throw AuditCommand.fail("merge: \(error.message)", AuditCommand.usageFailure)
+        }
+        if let replayStore, let run = parts[0].summary.runID, let count = parts[0].summary.shard?.count {
+            let store: RedisReplayCache
+            do { store = try RedisReplayCache(url: replayStore, logger: RemoteKeys.logger()) } catch {
+                throw AuditCommand.fail("--replay-store: \(error)", AuditCommand.usageFailure)
+            }
+            let overturned: [(line: Int, at: Double, attempt: String, earlier: Int)]
+            do { overturned = try store.overturnedClaims(run: run) } catch {
+                throw AuditCommand.fail("merge: \(error.message)", AuditCommand.inputFailure)
+            }
+            var attempts: [Int: String] = [:]
+            for part in parts { if let shard = part.summary.shard, let attempt = part.summary.shardAttempt { attempts[shard.index] = attempt } }
+            merged.settle(overturned: overturned, attempts: attempts, shardCount: count)
         }
         let json = merged.json()
         if summary == "-" {

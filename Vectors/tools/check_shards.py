@@ -2,7 +2,9 @@
 """Runs `idtoken audit` as separate processes the way batch engines do (DESIGN §12) and checks that they give what
 one process gives: N = 1, 2, 4, 7 shards (`--shard I/N`, run at the same time) merged by `idtoken audit merge`
 give one process's verdict lines (sorted by line), summary and HTML report (timing aside), on the bundled sample
-and on a generated log; merge refuses other runs, overlapping and missing shards; the shard comes from the
+and on a generated log; with one real redis-server, shards that find replays across shards (`--replay-store`,
+`--run-id`) merge to one process's replay verdicts, a shard killed half-way and run again loses and doubles
+nothing, and a Redis stopped mid-run leaves the decision to `--replay-store-failure`; merge refuses other runs, overlapping and missing shards; the shard comes from the
 environment of a Kubernetes Indexed Job or an AWS Batch array job; pipe mode through GNU parallel
 (`parallel --pipe -N 1000`, as docs/audit.md shows) gives one process's verdict lines; a consumer that reads
 slowly does not make the pipe's memory grow.
@@ -14,6 +16,7 @@ import argparse
 import json
 import os
 import shutil
+import socket
 import subprocess
 import sys
 import tempfile
@@ -190,6 +193,143 @@ def check_pipe(binary, log, tmp):
     print(f"pipe: slow consumer, peak resident {slow_peak // 1024} MB over {total} lines", file=sys.stderr)
 
 
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def start_redis(tmp):
+    server = shutil.which("redis-server")
+    check("redis-server is installed (scripts/setup.sh installs it)", server is not None)
+    if server is None:
+        return None, None
+    port = free_port()
+    process = subprocess.Popen([server, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+                                "--dir", tmp], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    for _ in range(200):
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.1).close()
+            break
+        except OSError:
+            time.sleep(0.05)
+    return process, port
+
+
+def replay_view(summary):
+    """What replays decide in a summary: every count, and the examples' lines and first lines."""
+    view = without_timing(summary)
+    view["replays"] = {"count": summary["replays"]["count"],
+                       "examples": [(e["line"], e["firstLine"]) for e in summary["replays"]["examples"]]}
+    return view
+
+
+def check_redis_shards(binary, log, name, tmp, counts=(1, 2, 4, 7)):
+    process, port = start_redis(tmp)
+    if process is None:
+        return
+    try:
+        one = subprocess.run(audit_args(binary, log, "--replay", "--output", os.devnull, "--summary", "-"), capture_output=True, text=True)
+        expected = json.loads(one.stdout)
+        check(f"{name}: the log has replays", expected["replays"]["count"] > 0)
+        for db, n in enumerate(counts):
+            store = f"redis://127.0.0.1:{port}/{db}"
+            run = f"{name}-{n}"
+            def shard(i, *, kill_after=None):
+                summary = os.path.join(tmp, f"redis-{name}-{n}-{i}.json")
+                p = subprocess.Popen(audit_args(binary, log, "--shard", f"{i}/{n}", "--threads", "1", "--replay-store", store,
+                                                "--run-id", run, "--output", os.devnull, "--summary", summary),
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                return summary, p
+            running = [shard(i) for i in range(n)]
+            summaries = []
+            for summary, p in running:
+                _, err = p.communicate(timeout=600)
+                check(f"{name}: redis shard of {n} exits 0", p.returncode == 0, err)
+                summaries.append(summary)
+            merge = subprocess.run([binary, "audit", "merge", *summaries, "--replay-store", store], capture_output=True, text=True)
+            check(f"{name}: merge of {n} redis shards exits 0", merge.returncode == 0, merge.stderr)
+            merged = json.loads(merge.stdout or "{}")
+            got, want = replay_view(merged), replay_view(expected)
+            check(f"{name}: {n} shards finding replays on Redis, merged, are one process's replays", got == want,
+                  {k: (got.get(k), want.get(k)) for k in want if got.get(k) != want.get(k)})
+            if n == 2:
+                # The shards one after the other, the last first: the first shard to run claims copies whose
+                # originals the other finds later; merge settles those claims from the store's record.
+                store = f"redis://127.0.0.1:{port}/15"
+                ordered = []
+                for i in reversed(range(n)):
+                    summary = os.path.join(tmp, f"redis-{name}-ordered-{i}.json")
+                    r = subprocess.run(audit_args(binary, log, "--shard", f"{i}/{n}", "--replay-store", store, "--run-id", "ordered",
+                                                  "--output", os.devnull, "--summary", summary), capture_output=True, text=True)
+                    check(f"{name}: ordered shard exits 0", r.returncode == 0, r.stderr)
+                    ordered.append(summary)
+                unsettled = json.loads(subprocess.run([binary, "audit", "merge", *ordered], capture_output=True, text=True).stdout or "{}")
+                settled = json.loads(subprocess.run([binary, "audit", "merge", *ordered, "--replay-store", store],
+                                                    capture_output=True, text=True).stdout or "{}")
+                check(f"{name}: a later shard overturned claims (the order matters before settling)",
+                      unsettled.get("replays", {}).get("count", 0) < want["replays"]["count"], unsettled.get("replays"))
+                got = replay_view(settled)
+                check(f"{name}: shards run last-first, settled by merge, are one process's replays", got == want,
+                      {k: (got.get(k), want.get(k)) for k in want if got.get(k) != want.get(k)})
+            if n == 4:
+                # A shard killed half-way and run again: its own claims are not replays of itself, nothing is lost
+                # or counted twice.
+                summary, p = shard(1)
+                time.sleep(0.4)
+                p.kill()
+                p.wait()
+                summary, p = shard(1)
+                p.communicate(timeout=600)
+                check(f"{name}: a shard run again exits 0", p.returncode == 0)
+                merge = subprocess.run([binary, "audit", "merge", *summaries, "--replay-store", store], capture_output=True, text=True)
+                merged = json.loads(merge.stdout or "{}")
+                got = replay_view(merged)
+                check(f"{name}: after a shard is killed and run again, the merge is one process's", got == want,
+                      {k: (got.get(k), want.get(k)) for k in want if got.get(k) != want.get(k)})
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+
+
+def check_redis_outage(binary, log, tmp):
+    """Redis stopped mid-run: --replay-store-failure decides, and the summary counts the records judged without
+    the shared check."""
+    process, port = start_redis(tmp)
+    if process is None:
+        return
+    big = os.path.join(tmp, "outage.log")
+    with open(log, "rb") as f:
+        text = f.read()
+    with open(big, "wb") as f:
+        for _ in range(30):
+            f.write(text)
+    store = f"redis://127.0.0.1:{port}/9"
+    results = {}
+    try:
+        for mode in ("allow", "reject"):
+            p = subprocess.Popen(audit_args(binary, big, "--shard", "0/1", "--threads", "1", "--replay-store", store,
+                                            "--run-id", f"outage-{mode}", "--replay-store-failure", mode,
+                                            "--output", os.devnull, "--summary", "-"),
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            if mode == "allow":
+                time.sleep(0.5)
+                process.terminate()
+                process.wait(timeout=10)
+            results[mode] = p.communicate(timeout=600) + (p.returncode,)
+    finally:
+        if process.poll() is None:
+            process.terminate()
+            process.wait(timeout=10)
+    out, err, code = results["allow"]
+    summary = json.loads(out or "{}")
+    check("redis stopped mid-run, allow: the audit finishes (exit 0)", code == 0, err[-300:])
+    check("redis stopped mid-run, allow: every record is judged and the unchecked ones are counted",
+          summary.get("lines") == text.count(b"\n") * 30 and summary.get("replayUnchecked", 0) > 0, out[-400:])
+    out, err, code = results["reject"]
+    check("redis down, reject: the audit stops with exit 1 naming the replay store", code == 1 and "replay store" in err, err[-300:])
+
+
 def resident_kb(pid):
     try:
         with open(f"/proc/{pid}/status") as f:
@@ -204,7 +344,7 @@ def resident_kb(pid):
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("binary")
-    parser.add_argument("--lines", type=int, default=30_000)
+    parser.add_argument("--lines", type=int, default=10_000)
     options = parser.parse_args()
     binary = os.path.abspath(options.binary)
     with tempfile.TemporaryDirectory() as tmp:
@@ -218,6 +358,9 @@ def main():
         check_merge_refusals(binary, tmp)
         check_environment(binary, tmp)
         check_pipe(binary, os.path.join(SAMPLES, "sample.log"), tmp)
+        check_redis_shards(binary, os.path.join(SAMPLES, "sample.log"), "sample", tmp)
+        check_redis_shards(binary, generated, "generated", tmp)
+        check_redis_outage(binary, os.path.join(SAMPLES, "sample.log"), tmp)
     print(f"{passed} passed, {failed} failed")
     sys.exit(1 if failed else 0)
 

@@ -50,6 +50,12 @@ public struct AuditSummary: Sendable {
     public internal(set) var shard: Shard?
     /// The run the shard belongs to (`--run-id`): merged summaries must share it.
     public var runID: String?
+    /// Which run of the shard this is (a shard may be run again): the run's shared replay record names the
+    /// attempt whose claims a later shard overturned, so that `merge` settles only this summary's verdicts.
+    public var shardAttempt: String?
+    /// Records judged without the shared replay check, because the replay store could not answer and the
+    /// failure mode said to go on.
+    public var replayUnchecked = 0
     /// Verdicts per time bucket of `at`: series "valid" and one per error code.
     public internal(set) var verdictTimeline = Timeline(series: ["valid"] + TokenError.Code.allCases.map(\.rawValue))
     /// Signature-verified uses per time bucket of `at`, one series per `kid`.

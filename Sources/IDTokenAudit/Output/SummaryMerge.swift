@@ -20,7 +20,8 @@ extension AuditSummary {
             }.joined(separator: ", ")
             return "{\"width\": " + JSONText.number(t.width) + ", \"series\": [" + names + "], \"buckets\": [" + rows + "]}"
         }
-        return "{\"run\": " + (runID.map(JSONText.quoted) ?? "null") + ", \"index\": \(shard.index), \"count\": \(shard.count)"
+        return "{\"run\": " + (runID.map(JSONText.quoted) ?? "null") + ", \"attempt\": " + (shardAttempt.map(JSONText.quoted) ?? "null")
+            + ", \"index\": \(shard.index), \"count\": \(shard.count)"
             + ", \"lines\": \(lines), \"verdictTimeline\": " + timeline(verdictTimeline)
             + ", \"keyTimeline\": " + timeline(keyTimeline) + "}"
     }
@@ -88,6 +89,8 @@ extension AuditSummary {
               let shard = try? Shard(index: index, count: count) else { throw bad("its \"shard\" member has no valid index and count") }
         self.shard = shard
         runID = shardMember["run"] as? String
+        shardAttempt = shardMember["attempt"] as? String
+        replayUnchecked = int(object["replayUnchecked"]) ?? 0
         func timeline(_ value: Any?, into t: inout Timeline) throws(SummaryMergeError) {
             guard let member = value as? [String: Any], let width = (member["width"] as? NSNumber)?.doubleValue,
                   let series = member["series"] as? [String], let buckets = member["buckets"] as? [[Any]] else {
@@ -178,6 +181,7 @@ extension AuditSummary {
             merged.elapsedSeconds = max(merged.elapsedSeconds, s.elapsedSeconds)
             merged.cpuSeconds += s.cpuSeconds
             merged.inputError = merged.inputError ?? s.inputError
+            merged.replayUnchecked += s.replayUnchecked
             merged.verdictTimeline.absorb(s.verdictTimeline)
             merged.keyTimeline.absorb(s.keyTimeline)
         }
@@ -222,6 +226,51 @@ extension Timeline {
         }
         recent.removeAll(keepingCapacity: true)
         while low <= high && high - low >= Int64(Timeline.maxBuckets) { coarsen() }
+    }
+}
+
+extension AuditSummary {
+    /// Settles the claims a later shard overturned (DESIGN §12): a shard judged `line` the first acceptance of
+    /// its token, then another shard found the token on an earlier (at, line). If the summary merged for that
+    /// shard is the attempt that made the claim, its valid verdict becomes `replayed` (of `earlier`); replays
+    /// that named the overturned line as the first now name the earliest.
+    /// - Parameter shards: the merged shards' attempts by index, to tell a claim of the merged run of a shard from
+    ///   one of an earlier run of it.
+    public mutating func settle(overturned: [(line: Int, at: Double, attempt: String, earlier: Int)], attempts: [Int: String],
+                                shardCount: Int, issuerOf: (Int) -> String? = { _ in nil }) {
+        var earliest: [Int: Int] = [:]
+        for claim in overturned { earliest[claim.line] = claim.earlier }
+        func root(_ line: Int) -> Int {
+            var line = line, steps = 0
+            while let next = earliest[line], steps < 64 { line = next; steps += 1 }
+            return line
+        }
+        let replayedSeries = 1 + AuditSummary.codeIndex[.replayed]!
+        for claim in overturned where attempts[claim.line % shardCount] == claim.attempt {
+            valid -= 1
+            invalid += 1
+            byError[TokenError.Code.replayed.rawValue, default: 0] += 1
+            replays += 1
+            verdictTimeline.move(at: claim.at, from: 0, to: replayedSeries)
+            replayExamples.append(ReplayExample(line: claim.line, firstLine: root(claim.line), issuer: issuerOf(claim.line),
+                                                subject: nil, at: claim.at))
+        }
+        replayExamples = Array(replayExamples.map { e in
+            ReplayExample(line: e.line, firstLine: e.firstLine > 0 ? root(e.firstLine) : 0, issuer: e.issuer, subject: e.subject, at: e.at)
+        }.sorted { $0.line < $1.line }.prefix(AuditSummary.exampleLimit))
+    }
+}
+
+extension Timeline {
+    /// Moves one count at `time` from series `from` to series `to`.
+    mutating func move(at time: Double, from: Int, to: Int) {
+        let bucket = Int64((time / width).rounded(.down))
+        guard var row = buckets[bucket], from < row.count, row[from] > 0 else { return }
+        if row.count <= to { row += Array(repeating: 0, count: to + 1 - row.count) }
+        row[from] -= 1
+        row[to] += 1
+        buckets[bucket] = row
+        recent.removeAll(keepingCapacity: true)
     }
 }
 
