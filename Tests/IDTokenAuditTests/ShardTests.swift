@@ -114,3 +114,40 @@ struct ShardTests {
         }.joined(separator: "\n")
     }
 }
+
+@Suite("Settling claims a later shard overturned")
+struct SettlementTests {
+    @Test("an overturned claim of the merged attempt becomes a replay of the earliest line; an earlier attempt's is left alone")
+    func settle() throws {
+        let bytes = try Sample.bytes(Sample.log)
+        let judge = try Sample.judge()
+        var parts: [(name: String, summary: AuditSummary)] = []
+        var attempts: [Int: String] = [:]
+        var validLine: (line: Int, at: Double)?
+        for index in 0..<2 {
+            var options = AuditOptions(threads: 1, defaultTime: Sample.at)
+            options.shard = try Shard(index: index, count: 2)
+            var results: [AuditResult] = []
+            var summary = try AuditEngine(judge: judge, options: options).run(MemoryByteSource(bytes), onResult: { results.append($0) })
+            summary.runID = "r"
+            summary.shardAttempt = "attempt-\(index)"
+            attempts[index] = "attempt-\(index)"
+            if index == 1, let valid = results.first(where: { $0.isValid }) { validLine = (valid.line, valid.at) }
+            parts.append(("s\(index)", try AuditSummary(json: summary.json(), name: "s\(index)")))
+        }
+        let claim = try #require(validLine)
+        let before = try AuditSummary.merge(parts)
+        var settled = before
+        settled.settle(overturned: [(claim.line, claim.at, "attempt-1", 2), (claim.line + 2, claim.at, "an-earlier-attempt", 2)],
+                       attempts: attempts, shardCount: 2)
+        #expect(settled.valid == before.valid - 1)
+        #expect(settled.invalid == before.invalid + 1)
+        #expect(settled.replays == before.replays + 1)
+        #expect(settled.byError["replayed"] == (before.byError["replayed"] ?? 0) + 1)
+        #expect(settled.replayExamples.contains { $0.line == claim.line && $0.firstLine == 2 })
+        let column = { (t: Timeline, k: Int) in t.rows.reduce(0) { $0 + $1.counts[k] } }
+        let replayed = 1 + TokenError.Code.allCases.firstIndex(of: .replayed)!
+        #expect(column(settled.verdictTimeline, 0) == column(before.verdictTimeline, 0) - 1)
+        #expect(column(settled.verdictTimeline, replayed) == column(before.verdictTimeline, replayed) + 1)
+    }
+}

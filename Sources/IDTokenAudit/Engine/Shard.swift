@@ -7,8 +7,10 @@ import Foundation
 public struct Shard: Sendable, Equatable, CustomStringConvertible {
     /// 0 ≤ index < count.
     public let index: Int
+    /// How many shards the input is split into.
     public let count: Int
 
+    /// Shard `index` of `count`; refuses an index out of range or a count under 1.
     public init(index: Int, count: Int) throws(ShardSpecError) {
         guard count >= 1 else { throw ShardSpecError("the shard count must be at least 1, not \(count)") }
         guard index >= 0, index < count else {
@@ -33,6 +35,7 @@ public struct Shard: Sendable, Equatable, CustomStringConvertible {
         count == 1 || number % count == index
     }
 
+    /// `I/N`.
     public var description: String { "\(index)/\(count)" }
 
     /// The environment variables a batch engine sets for an array job, in the order they are looked at: the
@@ -70,7 +73,10 @@ public struct Shard: Sendable, Equatable, CustomStringConvertible {
 
 /// A shard given badly: on the command line, or in an environment variable (named in the message).
 public struct ShardSpecError: Error, Sendable, CustomStringConvertible {
+    /// What is wrong, naming the option or variable.
     public let message: String
+    /// An error saying `message`.
     public init(_ message: String) { self.message = message }
+    /// The message.
     public var description: String { message }
 }

@@ -12,15 +12,19 @@ public final class PipeByteSource: ByteSource {
     private let descriptor: Int32
     private let chunkSize: Int
     private let name: String
+    /// Bytes read so far.
     public private(set) var bytesConsumed: Int64 = 0
+    /// Unknown for a pipe.
     public var totalBytes: Int64? { nil }
 
+    /// Reads `descriptor` (standard input by default), at most `chunkSize` bytes at a time.
     public init(descriptor: Int32 = STDIN_FILENO, name: String = "standard input", chunkSize: Int = 256 * 1024) {
         self.descriptor = descriptor
         self.name = name
         self.chunkSize = max(1, chunkSize)
     }
 
+    /// Whatever the pipe holds (at least one byte), waiting only when it holds nothing; nil at its end.
     public func nextChunk() throws(AuditInputError) -> [UInt8]? {
         var chunk = [UInt8](repeating: 0, count: chunkSize)
         while true {

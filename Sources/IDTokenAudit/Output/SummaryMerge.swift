@@ -276,7 +276,10 @@ extension Timeline {
 
 /// Summaries that cannot be merged, and why (naming them).
 public struct SummaryMergeError: Error, Sendable, CustomStringConvertible {
+    /// Why, naming the summaries.
     public let message: String
+    /// An error saying `message`.
     public init(_ message: String) { self.message = message }
+    /// The message.
     public var description: String { message }
 }
