@@ -34,7 +34,11 @@ struct AuditCommand: AsyncParsableCommand {
         """
     )
 
-    @Argument(help: "The log: a file, a .gz file, or - for standard input (with --pipe: standard input).") var input: String = "-"
+    @Argument(help: ArgumentHelp("The log: a file, a .gz file, or - for standard input (with --pipe: standard input, the default).",
+                                 valueName: "input"))
+    var inputArgument: String?
+    /// The log's name as given; with --pipe and no FILE, standard input.
+    var input: String { inputArgument ?? "-" }
 
     @Option(help: "firebase, firebase-session, apple, facebook or oidc (not with --config).") var provider: String?
     @OptionGroup var policy: AuditPolicyOptions
@@ -62,6 +66,9 @@ struct AuditCommand: AsyncParsableCommand {
     func run() async throws {
         guard let outputFormat = OutputFormat(rawValue: format) else {
             throw Self.fail("--format must be ndjson or csv, not \(format)", Self.usageFailure)
+        }
+        guard inputArgument != nil || distribution.pipe else {
+            throw Self.fail("give the log: a FILE, or - for standard input", Self.usageFailure)
         }
         if let threads, threads < 1 { throw Self.fail("--threads must be at least 1", Self.usageFailure) }
         if replay && replayStore != nil { throw Self.fail("use --replay or --replay-store, not both", Self.usageFailure) }
