@@ -3,8 +3,9 @@
 # Sourced by scripts/demo and scripts/test. Safe to run again: it installs only what is missing.
 set -euo pipefail
 
-# nginx: scripts/check_serve.py runs `idtoken serve` behind a real nginx (auth_request); wrk: the serve benchmark.
-IDTK_APT_PACKAGES=(pkg-config libssl-dev libjansson-dev libhiredis-dev redis-server zlib1g-dev nginx wrk)
+# nginx: scripts/check_serve.py runs `idtoken serve` behind a real nginx (auth_request); wrk: the serve benchmark;
+# parallel: GNU parallel, which the audit's pipe-mode check (Vectors/tools/check_shards.py) runs as docs/audit.md shows.
+IDTK_APT_PACKAGES=(pkg-config libssl-dev libjansson-dev libhiredis-dev redis-server zlib1g-dev nginx wrk parallel)
 
 idtk_missing_packages() {
     local missing=()
@@ -23,7 +24,7 @@ idtk_setup() {
     missing=$(idtk_missing_packages)
     if [ -n "$missing" ]; then
         if ! command -v dpkg-query >/dev/null 2>&1; then
-            echo "error: not a Debian-like system. Install OpenSSL 3 (libcrypto), Jansson, hiredis, redis-server and pkg-config with your package manager." >&2
+            echo "error: not a Debian-like system. Install OpenSSL 3 (libcrypto), Jansson, hiredis, redis-server, GNU parallel and pkg-config with your package manager." >&2
             exit 2
         fi
         if [ "$(id -u)" = 0 ]; then

@@ -31,7 +31,7 @@ import Synchronization
 public final class RedisReplayCache: SynchronousReplayCache {
     /// Where the cache connects and how it behaves when Redis cannot be reached.
     public let configuration: RedisReplayCacheConfiguration
-    private let pool: RedisConnectionPool
+    let pool: RedisConnectionPool  // internal: the audit's run record (RedisReplayCache+AuditRun.swift) uses it too
     private let logger: Logger
     private let outage = Mutex(OutageLog())
     /// Read on every successful check, written only when an outage starts or ends.

@@ -29,10 +29,16 @@ struct AuditCommand: AsyncParsableCommand {
         Exit status: 0 when the audit ran, whatever the verdicts; 1 when the input could not be read to its end \
         or the replay store stopped answering (the records before that point are still reported); 2 bad usage or \
         configuration; 3 keys unavailable.
+        `idtoken audit merge SUMMARY...` combines the summaries of the shards of one audit (--shard I/N); see \
+        `idtoken audit merge --help`.
         """
     )
 
-    @Argument(help: "The log: a file, a .gz file, or - for standard input.") var input: String
+    @Argument(help: ArgumentHelp("The log: a file, a .gz file, or - for standard input (with --pipe: standard input, the default).",
+                                 valueName: "input"))
+    var inputArgument: String?
+    /// The log's name as given; with --pipe and no FILE, standard input.
+    var input: String { inputArgument ?? "-" }
 
     @OptionGroup var policy: ProfileOptions
     @Option(name: .customLong("keys"), help: "A JWKS or kid → certificate map file, a key archive directory, or a URL. Repeatable; default: the provider's key URL.")
@@ -50,6 +56,7 @@ struct AuditCommand: AsyncParsableCommand {
     @Option(help: "The longest line read, in bytes; longer lines are reported as malformed.") var maxLineBytes: Int = 1 << 20
     @Option(help: "Distinct tokens whose verdicts are remembered, so that repeats are verified once (0: off).")
     var verdictCache: Int = 8192
+    @OptionGroup var distribution: AuditDistributionOptions
 
     static let inputFailure = ExitCode(1)
     static let usageFailure = ExitCode(2)
@@ -58,6 +65,9 @@ struct AuditCommand: AsyncParsableCommand {
     func run() async throws {
         guard let outputFormat = OutputFormat(rawValue: format) else {
             throw Self.fail("--format must be ndjson or csv, not \(format)", Self.usageFailure)
+        }
+        guard inputArgument != nil || distribution.pipe else {
+            throw Self.fail("give the log: a FILE, or - for standard input", Self.usageFailure)
         }
         if let threads, threads < 1 { throw Self.fail("--threads must be at least 1", Self.usageFailure) }
         if replay && replayStore != nil { throw Self.fail("use --replay or --replay-store, not both", Self.usageFailure) }
@@ -74,7 +84,8 @@ struct AuditCommand: AsyncParsableCommand {
 
         let source: any ByteSource
         do {
-            let raw: any ByteSource = input == "-" ? FileByteSource(handle: .standardInput) : try FileByteSource(path: input)
+            let raw: any ByteSource = input == "-" ? (distribution.pipe ? PipeByteSource() as any ByteSource : FileByteSource(handle: .standardInput))
+                                                   : try FileByteSource(path: input)
             let name = input == "-" ? "standard input" : input
             source = input.hasSuffix(".gz") ? try GzipByteSource(raw, name: name) : try GzipByteSource.detecting(raw, name: name)
         } catch {
@@ -84,14 +95,23 @@ struct AuditCommand: AsyncParsableCommand {
         do { sink = try output.map { try FileSink(path: $0) } ?? FileSink(handle: .standardOutput) } catch {
             throw Self.fail("\(error)", Self.usageFailure)
         }
-        let replayDetector = try makeReplayDetector()
-        let judge = try await buildJudge(plan)
-        let options = AuditOptions(threads: threads ?? ProcessInfo.processInfo.activeProcessorCount, defaultTime: time,
+        var replayDetector = try makeReplayDetector()
+        var options = AuditOptions(threads: threads ?? ProcessInfo.processInfo.activeProcessorCount, defaultTime: time,
                                    defaultNonce: policy.nonce ?? policy.nonceExact, maxLineBytes: maxLineBytes,
                                    cacheCapacity: verdictCache, format: outputFormat)
+        let runID = try distribution.apply(to: &options, command: self)
+        // Keys are fetched only now, once every option, the input and the output have been checked.
+        let judge = try await buildJudge(plan)
+        // A run spread over shards shares one record of first presentations on Redis (DESIGN §12).
+        var runDetector: RunReplayDetector?
+        if let runID, replayStore != nil, let store = (replayDetector as? ReplayCacheDetector)?.cache as? RedisReplayCache {
+            runDetector = RunReplayDetector(store: store, run: runID, continueWithoutStore: distribution.replayStoreFailure == "allow",
+                                            ttlSeconds: distribution.runTtl)
+            replayDetector = runDetector
+        }
         let engine = AuditEngine(judge: judge, options: options)
         let terminal = isatty(STDERR_FILENO) == 1
-        let showProgress = progress || terminal
+        let showProgress = progress || (terminal && !distribution.pipe)
         var progressLine: (@Sendable (AuditProgress) -> Void)?
         if showProgress {
             progressLine = { update in
@@ -109,9 +129,13 @@ struct AuditCommand: AsyncParsableCommand {
             }
         }
         if showProgress && terminal { FileHandle.standardError.write(Data("\n".utf8)) }
-        let audit: AuditSummary
+        var audit: AuditSummary
         switch result {
-        case .success(let value): audit = value
+        case .success(let value):
+            audit = value
+            audit.runID = runID
+            audit.shardAttempt = runDetector?.attempt
+            audit.replayUnchecked = runDetector?.unchecked ?? 0
         case .failure(let error): throw Self.fail(error.description, Self.inputFailure)
         }
 
@@ -120,6 +144,8 @@ struct AuditCommand: AsyncParsableCommand {
             do { try Data(json.utf8).write(to: URL(fileURLWithPath: path)) } catch {
                 throw Self.fail("cannot write the summary to \(path): \(error.localizedDescription)", Self.usageFailure)
             }
+        } else if distribution.pipe {
+            // A pipe's standard output holds verdict lines only: the summary goes nowhere unless asked for.
         } else if summary == "-" || output != nil {
             FileHandle.standardOutput.write(Data(json.utf8))
         } else {

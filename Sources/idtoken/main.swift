@@ -10,7 +10,11 @@ func runAsync<Command: AsyncParsableCommand>(_ command: inout Command) async thr
 // Entry point. ArgumentParser reports bad usage with EX_USAGE (64); DESIGN §7 promises 2 for bad usage or
 // configuration, so usage errors are mapped here. Commands exit with their own statuses (0, 1, 2, 3).
 do {
-    var command = try IDToken.parseAsRoot()
+    // `audit merge` is parsed on its own: `audit` takes a file name where a subcommand's name would be.
+    let arguments = Array(CommandLine.arguments.dropFirst())
+    var command: any ParsableCommand = arguments.starts(with: ["audit", "merge"])
+        ? try AuditMergeCommand.parseAsRoot(Array(arguments.dropFirst(2)))
+        : try IDToken.parseAsRoot()
     if var asyncCommand = command as? any AsyncParsableCommand {
         try await runAsync(&asyncCommand)
     } else {

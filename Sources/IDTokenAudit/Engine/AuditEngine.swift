@@ -46,16 +46,17 @@ package final class AuditEngine: @unchecked Sendable {
                     onResult: ((AuditResult) -> Void)? = nil,
                     progress: ((AuditProgress) -> Void)? = nil) throws -> AuditSummary {
         let clock = RunClock()
-        let reader = HandOff(LineReader(input, maxLineBytes: options.maxLineBytes))
+        let reader = HandOff(LineReader(input, maxLineBytes: options.maxLineBytes, firstLine: options.firstLine))
         let pipeline = Pipeline(inFlight: options.threads * options.batchesPerThread)
         startReader(reader, pipeline)
         startWorkers(pipeline, findReplays: replay != nil)
 
         var consumer = OrderedConsumer(format: options.format, progressInterval: options.progressInterval, output: output,
                                        replay: replay, onResult: onResult, progress: progress, cancelled: pipeline.cancelled,
-                                       totalBytes: reader.value.totalBytes, clock: clock)
+                                       totalBytes: reader.value.totalBytes, clock: clock, flushesEachBatch: options.pipe)
         consumer.summary.threads = options.threads
-        consumer.writeHeader()
+        consumer.summary.shard = options.shard
+        if !options.pipe { consumer.writeHeader() }  // a pipe writes verdict lines only
         var sequence = 0
         while let batch = pipeline.done.take(sequence) {
             sequence += 1
@@ -95,10 +96,16 @@ package final class AuditEngine: @unchecked Sendable {
                 lines = []
                 bytes = 0
             }
+            let shard = options.shard
             while !pipeline.cancelled.isSet, let line = reader.value.next() {
+                // Another shard's line: skipped before any parsing, so it costs only the split.
+                if let shard, !shard.contains(line: line.number) { continue }
                 bytes += line.bytes.count + 64
                 lines.append(line)
                 if lines.count >= options.batchLines || bytes >= options.batchBytes { send() }
+                // A pipe's reader never holds lines back while it waits for more input: a consumer that answers
+                // line by line gets its answers.
+                else if options.pipe && !reader.value.hasBufferedInput { send() }
             }
             if !lines.isEmpty && !pipeline.cancelled.isSet { send() }
             pipeline.done.finish(count: sequence)
@@ -144,6 +151,8 @@ package final class AuditEngine: @unchecked Sendable {
         let totalBytes: Int64?
         let clock: RunClock
         var summary = AuditSummary()
+        /// Pipe mode: the output is flushed after every batch, so that a consumer waiting for answers gets them.
+        let flushesEachBatch: Bool
         private var failure: Error?
         private var writeFailed = false
         private var lastProgress = 0.0
@@ -151,7 +160,7 @@ package final class AuditEngine: @unchecked Sendable {
 
         init(format: OutputFormat, progressInterval: Double, output: (any AuditSink)?, replay: (any ReplayDetector)?,
              onResult: ((AuditResult) -> Void)?, progress: ((AuditProgress) -> Void)?, cancelled: Flag, totalBytes: Int64?,
-             clock: RunClock) {
+             clock: RunClock, flushesEachBatch: Bool = false) {
             self.format = format
             self.progressInterval = progressInterval
             self.output = output
@@ -161,6 +170,7 @@ package final class AuditEngine: @unchecked Sendable {
             self.cancelled = cancelled
             self.totalBytes = totalBytes
             self.clock = clock
+            self.flushesEachBatch = flushesEachBatch
         }
 
         mutating func writeHeader() {
@@ -196,7 +206,10 @@ package final class AuditEngine: @unchecked Sendable {
             summary.lines = batch.linesRead
             lastBatch = (batch.bytesRead, batch.linesRead)
             if let output {
-                do { try output.write(rerendered ?? batch.rendered) } catch { fail(writing: error) }
+                do {
+                    try output.write(rerendered ?? batch.rendered)
+                    if flushesEachBatch { try output.flush() }
+                } catch { fail(writing: error) }
             }
             if let progress {
                 let now = clock.elapsed()
@@ -243,6 +256,8 @@ package final class AuditEngine: @unchecked Sendable {
                         rendered.reserveCapacity(batch.rendered.count + 256)
                         rendered.append(contentsOf: batch.rendered[..<start])
                     }
+                    // What comes before the record's own line (a pipe's blank lines) stays.
+                    rendered.append(contentsOf: batch.rendered[start..<batch.starts[k]])
                     format.render(result, into: &rendered)
                 } else if changed {
                     rendered.append(contentsOf: batch.rendered[start..<end])
@@ -291,6 +306,8 @@ package final class AuditEngine: @unchecked Sendable {
         /// Each result's output line, concatenated; `ends[k]` is where result k's line ends.
         var rendered: [UInt8] = []
         var ends: [Int] = []
+        /// Where result k's line starts (after the blank lines a pipe reports before it).
+        var starts: [Int] = []
         var blankLines = 0
         var verifications = 0
         var cacheHits = 0
@@ -302,13 +319,17 @@ package final class AuditEngine: @unchecked Sendable {
         var out = Processed(bytesRead: batch.bytesRead, linesRead: batch.linesRead)
         out.results.reserveCapacity(batch.lines.count)
         out.ends.reserveCapacity(batch.lines.count)
+        out.starts.reserveCapacity(batch.lines.count)
         out.rendered.reserveCapacity(batch.lines.count * 480)
         for line in batch.lines {
             guard let record = extractor.extract(line) else {
                 out.blankLines += 1
+                // In a pipe every line gets its line out: a blank one is reported, not skipped.
+                if options.pipe { options.format.renderBlank(line: line.number, at: options.defaultTime, into: &out.rendered) }
                 continue
             }
             let result = judge(record, cache: cache, findReplays: findReplays, interners: interners, counts: &out)
+            out.starts.append(out.rendered.count)
             options.format.render(result, into: &out.rendered)
             // Moved into the batch, not copied (a copy costs a retain and a release of each of its references).
             out.results.append(consume result)

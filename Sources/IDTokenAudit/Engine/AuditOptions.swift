@@ -20,6 +20,13 @@ package struct AuditOptions: Sendable {
     package var format: OutputFormat
     /// Seconds between two progress reports.
     package var progressInterval: Double
+    /// When set, only this shard's lines are judged (DESIGN §12); the others are read and skipped.
+    package var shard: Shard?
+    /// Pipe mode (DESIGN §12): every input line gets exactly one output line, blank ones included (as
+    /// `malformed`), and the output is flushed whenever the input has nothing more to give at once.
+    package var pipe = false
+    /// The number of the input's first line (1, or more when the input is a piece of a larger log).
+    package var firstLine = 1
 
     package init(threads: Int = ProcessInfo.processInfo.activeProcessorCount, defaultTime: Double,
                 defaultNonce: String? = nil, maxLineBytes: Int = 1 << 20, cacheCapacity: Int = 8192,

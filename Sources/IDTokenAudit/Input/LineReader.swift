@@ -45,9 +45,15 @@ package final class LineReader {
     /// Why the input ended early, if it did.
     package private(set) var inputError: AuditInputError?
 
-    package init(_ source: any ByteSource, maxLineBytes: Int = 1 << 20) {
+    private let firstLine: Int
+
+    /// - Parameter firstLine: the number of the first line (1; more for a piece of a larger input, as a pipe
+    ///   reads, so that its lines keep their numbers in the whole).
+    package init(_ source: any ByteSource, maxLineBytes: Int = 1 << 20, firstLine: Int = 1) {
         self.source = source
         self.maxLineBytes = max(1, maxLineBytes)
+        self.firstLine = firstLine
+        self.lineNumber = firstLine - 1
     }
 
     /// Bytes of the underlying input consumed so far (compressed bytes for a gzip source).
@@ -55,7 +61,9 @@ package final class LineReader {
     /// The underlying input's size, when known.
     package var totalBytes: Int64? { source.totalBytes }
     /// Lines returned so far.
-    package var linesRead: Int { lineNumber }
+    package var linesRead: Int { lineNumber - firstLine + 1 }
+    /// Whether a line (or part of one) can be returned without reading the source again.
+    package var hasBufferedInput: Bool { position < chunk.count }
 
     /// The next line, or nil at the end of the input (or after an input error: see ``inputError``).
     package func next() -> RawLine? {

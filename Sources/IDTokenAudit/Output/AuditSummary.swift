@@ -46,6 +46,16 @@ package struct AuditSummary: Sendable {
     package internal(set) var cpuSeconds = 0.0
     /// Why the input could not be read to its end, if so. The records before that point were audited.
     package internal(set) var inputError: AuditInputError?
+    /// The shard this summary covers, when the audit was one shard of several (``Shard``).
+    package internal(set) var shard: Shard?
+    /// The run the shard belongs to (`--run-id`): merged summaries must share it.
+    package var runID: String?
+    /// Which run of the shard this is (a shard may be run again): the run's shared replay record names the
+    /// attempt whose claims a later shard overturned, so that `merge` settles only this summary's verdicts.
+    package var shardAttempt: String?
+    /// Records judged without the shared replay check, because the replay store could not answer and the
+    /// failure mode said to go on.
+    package var replayUnchecked = 0
     /// Verdicts per time bucket of `at`: series "valid" and one per error code.
     package internal(set) var verdictTimeline = Timeline(series: ["valid"] + TokenError.Code.allCases.map(\.rawValue))
     /// Signature-verified uses per time bucket of `at`, one series per `kid`.

@@ -4,7 +4,7 @@
 package struct BoundedCounter: Sendable, Equatable {
     package private(set) var counts: [String: Int] = [:]
     /// Occurrences of values that arrived after the limit was reached.
-    package private(set) var otherCount = 0
+    package internal(set) var otherCount = 0
     package let limit: Int
     /// The values counted last and where they are in `counts`: a log repeats a handful of issuers, audiences and
     /// key IDs, mostly as the very same shared strings, which compare equal at once; such a value is counted

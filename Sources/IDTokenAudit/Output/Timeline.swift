@@ -7,17 +7,18 @@
 package struct Timeline: Sendable {
     package static let maxBuckets = 240
     /// Series names: index 0 is "valid", then one per error code, then key IDs as they are first seen.
-    package private(set) var series: [String]
-    package private(set) var width: Double = 60
+    package internal(set) var series: [String]
+    package internal(set) var width: Double = 60
     /// Bucket index (time / width, rounded down) → counts per series.
-    package private(set) var buckets: [Int64: [Int]] = [:]
-    private var low = Int64.max
-    private var high = Int64.min
-    private let maxSeries: Int
+    package internal(set) var buckets: [Int64: [Int]] = [:]
+    // Internal, not private: merging shards' timelines (SummaryMerge.swift) sets them.
+    var low = Int64.max
+    var high = Int64.min
+    let maxSeries: Int
     /// The buckets counted last and where they are in `buckets`: a log's times cover a few buckets at a time, so
     /// most records are counted without hashing. Emptied whenever `buckets` gains or loses a key (its indices
     /// may then move).
-    private var recent: [(bucket: Int64, index: Dictionary<Int64, [Int]>.Index)] = []
+    var recent: [(bucket: Int64, index: Dictionary<Int64, [Int]>.Index)] = []
     private static let recentLimit = 8
 
     package init(series: [String], maxSeries: Int = 64) {
@@ -76,7 +77,7 @@ package struct Timeline: Sendable {
         return copy
     }
 
-    private mutating func coarsen() {
+    mutating func coarsen() {
         let factor = Timeline.nextWidth(after: width) / width
         width *= factor
         let k = Int64(factor)

@@ -1,0 +1,285 @@
+import Foundation
+import IDTokenKit
+
+/// Combining the summaries of the shards of one audit (DESIGN §12, `idtoken audit merge`) into the summary one
+/// process would have written for the whole input.
+///
+/// A shard's summary carries, besides the usual members, a `shard` member: the run id, the shard's index and
+/// count, the lines it read (every shard reads the whole input, so all must agree), and the time series the HTML
+/// report plots. Counts add up; keys keep the earliest first use and the latest last use; examples are the first
+/// ``AuditSummary/exampleLimit`` by line over all shards (each shard's first ones by line include the merged
+/// first ones). Work counters (`verifications`, `cacheHits`) add up but depend on how the log was split, and the
+/// timing members describe the slowest shard (`elapsedSeconds`) and all shards together (`cpuSeconds`).
+extension AuditSummary {
+    /// The `shard` member of a shard's summary.
+    func shardMember(_ shard: Shard) -> String {
+        func timeline(_ t: Timeline) -> String {
+            let names = t.series.map(JSONText.quoted).joined(separator: ", ")
+            let rows = t.buckets.sorted { $0.key < $1.key }.map { bucket, counts in
+                "[\(bucket), [" + counts.map(String.init).joined(separator: ",") + "]]"
+            }.joined(separator: ", ")
+            return "{\"width\": " + JSONText.number(t.width) + ", \"series\": [" + names + "], \"buckets\": [" + rows + "]}"
+        }
+        return "{\"run\": " + (runID.map(JSONText.quoted) ?? "null") + ", \"attempt\": " + (shardAttempt.map(JSONText.quoted) ?? "null")
+            + ", \"index\": \(shard.index), \"count\": \(shard.count)"
+            + ", \"lines\": \(lines), \"verdictTimeline\": " + timeline(verdictTimeline)
+            + ", \"keyTimeline\": " + timeline(keyTimeline) + "}"
+    }
+
+    /// Reads a summary written by ``json()``: a shard's, with its `shard` member, to be merged.
+    /// - Parameter name: how errors name the summary (its file name).
+    package init(json text: String, name: String) throws(SummaryMergeError) {
+        self.init()
+        func bad(_ why: String) -> SummaryMergeError { SummaryMergeError("\(name): \(why)") }
+        guard let object = (try? JSONSerialization.jsonObject(with: Data(text.utf8))) as? [String: Any] else {
+            throw bad("not a JSON summary of idtoken audit")
+        }
+        func int(_ value: Any?) -> Int? { (value as? NSNumber).map { $0.intValue } }
+        func time(_ value: Any?) -> Double? { (value as? String).flatMap { UnixTime.parse($0) } }
+        func counter(_ value: Any?, limit: Int = 1000) -> BoundedCounter {
+            var counter = BoundedCounter(limit: limit)
+            for (key, count) in (value as? [String: Any] ?? [:]).sorted(by: { $0.key < $1.key }) {
+                guard let n = int(count) else { continue }
+                if key == "(other)" { counter.otherCount += n } else { counter.add(key, n) }
+            }
+            return counter
+        }
+        guard let lines = int(object["lines"]), let records = int(object["records"]) else { throw bad("has no line and record counts") }
+        self.lines = lines
+        self.records = records
+        blankLines = int(object["blankLines"]) ?? 0
+        valid = int(object["valid"]) ?? 0
+        invalid = int(object["invalid"]) ?? 0
+        for (code, count) in object["byError"] as? [String: Any] ?? [:] { byError[code] = int(count) ?? 0 }
+        byIssuer = counter(object["byIssuer"])
+        byAudience = counter(object["byAudience"])
+        byKid = counter(object["byKid"])
+        byProfile = counter(object["byProfile"], limit: 64)
+        for (kid, value) in object["keys"] as? [String: Any] ?? [:] {
+            guard let key = value as? [String: Any], let uses = int(key["uses"]), let first = time(key["firstUse"]),
+                  let last = time(key["lastUse"]) else { throw bad("key \(kid) has no uses, firstUse or lastUse") }
+            keyUsage[kid] = KeyUsage(uses: uses, firstUse: first, lastUse: last, issuer: key["iss"] as? String ?? key["issuer"] as? String)
+        }
+        let replayMember = object["replays"] as? [String: Any] ?? [:]
+        replays = int(replayMember["count"]) ?? 0
+        for example in replayMember["examples"] as? [[String: Any]] ?? [] {
+            replayExamples.append(ReplayExample(line: int(example["line"]) ?? 0, firstLine: int(example["firstLine"]) ?? 0,
+                                                issuer: example["iss"] as? String, subject: example["sub"] as? String,
+                                                at: time(example["at"]) ?? 0))
+        }
+        let expiredMember = object["usedAfterExpiry"] as? [String: Any] ?? [:]
+        usedAfterExpiry = int(expiredMember["count"]) ?? 0
+        for example in expiredMember["examples"] as? [[String: Any]] ?? [] {
+            expiredExamples.append(ExpiredExample(line: int(example["line"]) ?? 0, issuer: example["iss"] as? String,
+                                                  subject: example["sub"] as? String, expires: time(example["exp"]) ?? 0,
+                                                  at: time(example["at"]) ?? 0))
+        }
+        firstAt = time(object["firstAt"])
+        lastAt = time(object["lastAt"])
+        verifications = int(object["verifications"]) ?? 0
+        cacheHits = int(object["cacheHits"]) ?? 0
+        threads = int(object["threads"]) ?? 1
+        elapsedSeconds = (object["elapsedSeconds"] as? NSNumber)?.doubleValue ?? 0
+        cpuSeconds = (object["cpuSeconds"] as? NSNumber)?.doubleValue ?? 0
+        if let message = object["inputError"] as? String { inputError = AuditInputError(.io, message) }
+        guard let shardMember = object["shard"] as? [String: Any] else {
+            throw bad("is not a shard's summary (it has no \"shard\" member: the audit ran without --shard)")
+        }
+        guard let index = int(shardMember["index"]), let count = int(shardMember["count"]),
+              let shard = try? Shard(index: index, count: count) else { throw bad("its \"shard\" member has no valid index and count") }
+        self.shard = shard
+        runID = shardMember["run"] as? String
+        shardAttempt = shardMember["attempt"] as? String
+        replayUnchecked = int(object["replayUnchecked"]) ?? 0
+        func timeline(_ value: Any?, into t: inout Timeline) throws(SummaryMergeError) {
+            guard let member = value as? [String: Any], let width = (member["width"] as? NSNumber)?.doubleValue,
+                  let series = member["series"] as? [String], let buckets = member["buckets"] as? [[Any]] else {
+                throw bad("its \"shard\" member has no time series")
+            }
+            t.series = series
+            t.width = width
+            for row in buckets {
+                guard row.count == 2, let bucket = (row[0] as? NSNumber)?.int64Value, let counts = row[1] as? [NSNumber] else {
+                    throw bad("a time bucket is malformed")
+                }
+                t.buckets[bucket] = counts.map(\.intValue)
+                t.low = min(t.low, bucket)
+                t.high = max(t.high, bucket)
+            }
+        }
+        try timeline(shardMember["verdictTimeline"], into: &verdictTimeline)
+        try timeline(shardMember["keyTimeline"], into: &keyTimeline)
+    }
+
+    /// Merges the summaries of every shard of one run into the summary of the whole input.
+    /// - Parameter parts: each shard's summary and the name to call it by (its file).
+    /// - Throws: ``SummaryMergeError`` naming the summaries when they come from different runs, cover the same
+    ///   shard twice, miss a shard, or read different inputs.
+    package static func merge(_ parts: [(name: String, summary: AuditSummary)]) throws(SummaryMergeError) -> AuditSummary {
+        guard let first = parts.first else { throw SummaryMergeError("no summaries to merge") }
+        guard let count = first.summary.shard?.count else { throw SummaryMergeError("\(first.name) is not a shard's summary") }
+        for part in parts {
+            guard let shard = part.summary.shard else { throw SummaryMergeError("\(part.name) is not a shard's summary") }
+            if part.summary.runID != first.summary.runID {
+                throw SummaryMergeError("\(part.name) is of run \(part.summary.runID ?? "(none)") but \(first.name) of run \(first.summary.runID ?? "(none)"): summaries of different runs do not merge")
+            }
+            if shard.count != count {
+                throw SummaryMergeError("\(part.name) is shard \(shard) but \(first.name) is shard \(first.summary.shard!): one run has one number of shards")
+            }
+            if part.summary.lines != first.summary.lines {
+                throw SummaryMergeError("\(part.name) read \(part.summary.lines) lines but \(first.name) read \(first.summary.lines): not the same input, or one shard stopped early")
+            }
+        }
+        var byIndex: [Int: String] = [:]
+        for part in parts {
+            let index = part.summary.shard!.index
+            if let other = byIndex[index] {
+                throw SummaryMergeError("\(other) and \(part.name) are both shard \(index)/\(count): overlapping shards (keep the summary of one run of each shard)")
+            }
+            byIndex[index] = part.name
+        }
+        let missing = (0..<count).filter { byIndex[$0] == nil }
+        if !missing.isEmpty {
+            throw SummaryMergeError("missing shard" + (missing.count > 1 ? "s " : " ") + missing.map { "\($0)/\(count)" }.joined(separator: ", ")
+                                    + " of run \(first.summary.runID ?? "(none)")")
+        }
+
+        var merged = AuditSummary()
+        merged.lines = first.summary.lines
+        merged.threads = 0
+        // In line order of the shards' first lines, so that bounded tables fill as one process's would.
+        for (_, s) in parts.sorted(by: { $0.summary.shard!.index < $1.summary.shard!.index }) {
+            merged.records += s.records
+            merged.blankLines += s.blankLines
+            merged.valid += s.valid
+            merged.invalid += s.invalid
+            for (code, n) in s.byError { merged.byError[code, default: 0] += n }
+            merged.byIssuer.absorb(s.byIssuer)
+            merged.byAudience.absorb(s.byAudience)
+            merged.byKid.absorb(s.byKid)
+            merged.byProfile.absorb(s.byProfile)
+            for (kid, usage) in s.keyUsage {
+                if var known = merged.keyUsage[kid] {
+                    known.uses += usage.uses
+                    known.firstUse = min(known.firstUse, usage.firstUse)
+                    known.lastUse = max(known.lastUse, usage.lastUse)
+                    known.issuer = known.issuer ?? usage.issuer
+                    merged.keyUsage[kid] = known
+                } else if merged.keyUsage.count < 1000 {
+                    merged.keyUsage[kid] = usage
+                }
+            }
+            merged.replays += s.replays
+            merged.replayExamples += s.replayExamples
+            merged.usedAfterExpiry += s.usedAfterExpiry
+            merged.expiredExamples += s.expiredExamples
+            if let at = s.firstAt { merged.firstAt = min(merged.firstAt ?? at, at) }
+            if let at = s.lastAt { merged.lastAt = max(merged.lastAt ?? at, at) }
+            merged.verifications += s.verifications
+            merged.cacheHits += s.cacheHits
+            merged.threads = max(merged.threads, s.threads)
+            merged.elapsedSeconds = max(merged.elapsedSeconds, s.elapsedSeconds)
+            merged.cpuSeconds += s.cpuSeconds
+            merged.inputError = merged.inputError ?? s.inputError
+            merged.replayUnchecked += s.replayUnchecked
+            merged.verdictTimeline.absorb(s.verdictTimeline)
+            merged.keyTimeline.absorb(s.keyTimeline)
+        }
+        merged.replayExamples = Array(merged.replayExamples.sorted { $0.line < $1.line }.prefix(exampleLimit))
+        merged.expiredExamples = Array(merged.expiredExamples.sorted { $0.line < $1.line }.prefix(exampleLimit))
+        return merged
+    }
+}
+
+extension BoundedCounter {
+    /// Adds another counter's counts (values beyond the limit, and the other's `(other)`, go to `(other)`).
+    mutating func absorb(_ other: BoundedCounter) {
+        for (value, n) in other.counts.sorted(by: { $0.key < $1.key }) { add(value, n) }
+        otherCount += other.otherCount
+    }
+}
+
+extension Timeline {
+    /// Adds another timeline's counts, series matched by name: both are brought to the coarser width (widths
+    /// divide one another, so buckets merge exactly), then coarsened until the span fits, as one timeline that
+    /// had counted every time itself would be.
+    mutating func absorb(_ other: Timeline) {
+        while width < other.width { coarsen() }
+        let factor = Int64((width / other.width).rounded())
+        func target(_ bucket: Int64) -> Int64 { bucket >= 0 ? bucket / factor : -((-bucket + factor - 1) / factor) }
+        for (bucket, counts) in other.buckets {
+            let into = target(bucket)
+            var counted = false
+            for (k, n) in counts.enumerated() where n > 0 && k < other.series.count {
+                guard let index = seriesIndex(other.series[k]) else { continue }
+                var row = buckets[into] ?? []
+                if row.count <= index { row += Array(repeating: 0, count: index + 1 - row.count) }
+                row[index] += n
+                buckets[into] = row
+                counted = true
+            }
+            // Only a bucket that counts something widens the span, as in ``add(at:series:)``.
+            if counted {
+                low = min(low, into)
+                high = max(high, into)
+            }
+        }
+        recent.removeAll(keepingCapacity: true)
+        while low <= high && high - low >= Int64(Timeline.maxBuckets) { coarsen() }
+    }
+}
+
+extension AuditSummary {
+    /// Settles the claims a later shard overturned (DESIGN §12): a shard judged `line` the first acceptance of
+    /// its token, then another shard found the token on an earlier (at, line). If the summary merged for that
+    /// shard is the attempt that made the claim, its valid verdict becomes `replayed` (of `earlier`); replays
+    /// that named the overturned line as the first now name the earliest.
+    /// - Parameter shards: the merged shards' attempts by index, to tell a claim of the merged run of a shard from
+    ///   one of an earlier run of it.
+    package mutating func settle(overturned: [(line: Int, at: Double, attempt: String, earlier: Int)], attempts: [Int: String],
+                                shardCount: Int, issuerOf: (Int) -> String? = { _ in nil }) {
+        var earliest: [Int: Int] = [:]
+        for claim in overturned { earliest[claim.line] = claim.earlier }
+        func root(_ line: Int) -> Int {
+            var line = line, steps = 0
+            while let next = earliest[line], steps < 64 { line = next; steps += 1 }
+            return line
+        }
+        let replayedSeries = 1 + AuditSummary.codeIndex[.replayed]!
+        for claim in overturned where attempts[claim.line % shardCount] == claim.attempt {
+            valid -= 1
+            invalid += 1
+            byError[TokenError.Code.replayed.rawValue, default: 0] += 1
+            replays += 1
+            verdictTimeline.move(at: claim.at, from: 0, to: replayedSeries)
+            replayExamples.append(ReplayExample(line: claim.line, firstLine: root(claim.line), issuer: issuerOf(claim.line),
+                                                subject: nil, at: claim.at))
+        }
+        replayExamples = Array(replayExamples.map { e in
+            ReplayExample(line: e.line, firstLine: e.firstLine > 0 ? root(e.firstLine) : 0, issuer: e.issuer, subject: e.subject, at: e.at)
+        }.sorted { $0.line < $1.line }.prefix(AuditSummary.exampleLimit))
+    }
+}
+
+extension Timeline {
+    /// Moves one count at `time` from series `from` to series `to`.
+    mutating func move(at time: Double, from: Int, to: Int) {
+        let bucket = Int64((time / width).rounded(.down))
+        guard var row = buckets[bucket], from < row.count, row[from] > 0 else { return }
+        if row.count <= to { row += Array(repeating: 0, count: to + 1 - row.count) }
+        row[from] -= 1
+        row[to] += 1
+        buckets[bucket] = row
+        recent.removeAll(keepingCapacity: true)
+    }
+}
+
+/// Summaries that cannot be merged, and why (naming them).
+package struct SummaryMergeError: Error, Sendable, CustomStringConvertible {
+    /// Why, naming the summaries.
+    package let message: String
+    /// An error saying `message`.
+    package init(_ message: String) { self.message = message }
+    /// The message.
+    package var description: String { message }
+}
