@@ -33,7 +33,7 @@ public enum IDTokenNonceSource: Sendable {
         guard let raw = raw(request), !raw.isEmpty else {
             throw TokenError(.nonceMismatch, claim: "nonce", "the request carries no nonce in the \(label)")
         }
-        return (profile.nonceMode ?? .exact).expecting(raw)
+        return Nonce(raw, mode: profile.nonceMode ?? .exact)
     }
 }
 
