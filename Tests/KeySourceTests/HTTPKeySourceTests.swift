@@ -324,7 +324,7 @@ import Testing
             let stale = source.status()
             #expect(stale.isStale && stale.isUsable)
             #expect(stale.secondsStale == 20)
-            #expect(stale.failureCount == stale.consecutiveFailures && stale.failureCount >= 3)
+            #expect(stale.failureCount == stale.consecutiveFailures && stale.failureCount >= 2)
             #expect(stale.lastError?.kind == .httpStatus)
             #expect(try await source.keys(refreshingFor: nil).sortedKids == ["test-ec-1", "test-rsa-1", "test-rsa-2"])
             let requestsWhileStale = server.requestCount
