@@ -269,6 +269,8 @@ def check_idle_connections(binary, work, key):
         # The idle and request timeouts (20 s) close every one of them, from the service's side.
         closed = wait_until(lambda: metric(serve.port, "idtoken_open_connections") in (0, 1), 45)
         check(closed, "the idle and request timeouts closed them all (%.1f s after the last opened)" % (time.time() - started - opened))
+        rss_after = rss_kib(serve.process.pid)
+        check(rss_after <= max(rss, IDLE_RSS_BOUND_MIB * 1024), "service RSS after they closed: %.0f MiB" % (rss_after / 1024))
         eof = 0
         for s in sockets:
             s.setblocking(False)
