@@ -82,8 +82,11 @@ package final class ServeServer: Sendable {
 /// the time from a request's first byte to its complete header (408: a client trickling bytes cannot hold a
 /// connection), and closes a connection idle for too long.
 ///
-/// Both times are checked by one repeating task per connection (every quarter of the shorter limit, at least
-/// every 250 ms), not by a timer scheduled and cancelled per request: a request only reads the clock.
+/// Both times are checked by one timer per connection (every quarter of the shorter limit, at least every 250 ms),
+/// not by a timer scheduled and cancelled per request: a request only reads the clock. The timer is a one-shot task
+/// that schedules the next check itself, and it is never cancelled: cancelling a scheduled task makes NIO search
+/// its event loop's whole timer heap, so 10,000 connections closing (or timing out) together would cost
+/// 10,000 × 10,000 steps and stall every loop. A connection that has closed just lets its last check lapse.
 final class RequestGuard: ChannelDuplexHandler {
     typealias InboundIn = ByteBuffer
     typealias InboundOut = ByteBuffer
@@ -98,7 +101,9 @@ final class RequestGuard: ChannelDuplexHandler {
     private var pending = 0
     private var requestStartedAt = NIODeadline.now()
     private var lastActivity = NIODeadline.now()
-    private var ticker: RepeatedTask?
+    private var tick = TimeAmount.seconds(1)
+    /// Whether the checks go on; the pending one does not schedule another once this is false.
+    private var watching = false
     private var refused = false
     /// Whether a request is being answered (idle and request limits do not apply then).
     private var busy = false
@@ -111,17 +116,23 @@ final class RequestGuard: ChannelDuplexHandler {
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
-        let tick = TimeAmount.nanoseconds(max(250_000_000, min(requestTimeout.nanoseconds, idleTimeout.nanoseconds) / 4))
-        let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
-        ticker = context.eventLoop.scheduleRepeatedTask(initialDelay: tick, delay: tick) { _ in
-            let (handler, context) = loopBound.value
-            handler.check(context: context)
-        }
+        tick = .nanoseconds(max(250_000_000, min(requestTimeout.nanoseconds, idleTimeout.nanoseconds) / 4))
+        watching = true
+        scheduleCheck(context: context)
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {
-        ticker?.cancel()
-        ticker = nil
+        watching = false
+    }
+
+    private func scheduleCheck(context: ChannelHandlerContext) {
+        let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+        context.eventLoop.scheduleTask(in: tick) {
+            let (handler, context) = loopBound.value
+            guard handler.watching else { return }
+            handler.check(context: context)
+            if handler.watching { handler.scheduleCheck(context: context) }
+        }
     }
 
     private func check(context: ChannelHandlerContext) {
@@ -131,7 +142,7 @@ final class RequestGuard: ChannelDuplexHandler {
             metrics.countRequestTimeout()
             refuse(context: context, "408 Request Timeout")
         } else if pending == 0 && now - lastActivity >= idleTimeout {
-            ticker?.cancel()
+            watching = false
             context.close(promise: nil)
         }
     }
@@ -166,7 +177,7 @@ final class RequestGuard: ChannelDuplexHandler {
     private func refuse(context: ChannelHandlerContext, _ status: String) {
         guard !refused else { return }
         refused = true
-        ticker?.cancel()
+        watching = false
         let text = "HTTP/1.1 \(status)\r\nContent-Length: 0\r\nConnection: close\r\nCache-Control: no-store\r\n\r\n"
         let channel = context.channel
         context.writeAndFlush(wrapOutboundOut(channel.allocator.buffer(string: text))).whenComplete { _ in

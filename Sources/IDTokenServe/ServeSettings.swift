@@ -15,7 +15,8 @@ import IDTokenKit
 ///   "verifiedTokenCache": 8192,
 ///   "keyCacheFiles": {"firebase": "/var/cache/idtoken/firebase.json"},
 ///   "realm": "idtoken", "maxCacheAgeSeconds": 300, "maxIdentityHeaderBytes": 1024, "maxClaimsHeaderBytes": 8192,
-///   "retryAfterSeconds": 5, "shutdownGraceSeconds": 10, "unknownKidCooldownSeconds": 30, "keyRetryIntervalSeconds": 10
+///   "retryAfterSeconds": 5, "shutdownGraceSeconds": 10, "unknownKidCooldownSeconds": 30, "keyRetryIntervalSeconds": 10,
+///   "minKeyLifetimeSeconds": 300
 /// }
 /// ```
 package struct ServeSettings: Sendable, Equatable {
@@ -61,6 +62,9 @@ package struct ServeSettings: Sendable, Equatable {
     package var unknownKidCooldownSeconds = 30
     /// After a failed key fetch, the wait before the next attempt (it grows after repeated failures).
     package var keyRetryIntervalSeconds = 10
+    /// The shortest time a fetched key set is cached, whatever its `Cache-Control` says (Apple's says not to
+    /// cache at all); also the longest wait between retries after repeated failures.
+    package var minKeyLifetimeSeconds = 300
     /// On SIGTERM or SIGINT, how long in-flight requests have to finish before the remaining connections close.
     package var shutdownGraceSeconds = 10
 
@@ -72,6 +76,7 @@ package struct ServeSettings: Sendable, Equatable {
         policy.refreshesInBackground = true
         policy.unknownKidCooldown = .seconds(unknownKidCooldownSeconds)
         policy.retryInterval = .seconds(keyRetryIntervalSeconds)
+        policy.minimumLifetime = .seconds(minKeyLifetimeSeconds)
         return policy
     }
 
@@ -79,7 +84,7 @@ package struct ServeSettings: Sendable, Equatable {
                           "cookies", "nonceHeader", "replayStore", "replayFailureMode", "replayCapacity",
                           "verifiedTokenCache", "keyCacheFiles", "realm", "maxCacheAgeSeconds", "maxIdentityHeaderBytes",
                           "maxClaimsHeaderBytes", "retryAfterSeconds", "shutdownGraceSeconds",
-                          "unknownKidCooldownSeconds", "keyRetryIntervalSeconds"]
+                          "unknownKidCooldownSeconds", "keyRetryIntervalSeconds", "minKeyLifetimeSeconds"]
 
     /// Reads the `serve` member (nil: all defaults). Profile names in `cookies` and `keyCacheFiles` must name
     /// profiles of the configuration; relative cache-file paths are resolved against `baseDirectory`.
@@ -162,6 +167,7 @@ package struct ServeSettings: Sendable, Equatable {
         if let v = try integer("shutdownGraceSeconds", 0...3600) { settings.shutdownGraceSeconds = v }
         if let v = try integer("unknownKidCooldownSeconds", 1...86_400) { settings.unknownKidCooldownSeconds = v }
         if let v = try integer("keyRetryIntervalSeconds", 1...3600) { settings.keyRetryIntervalSeconds = v }
+        if let v = try integer("minKeyLifetimeSeconds", 1...86_400) { settings.minKeyLifetimeSeconds = v }
         return settings
     }
 

@@ -74,6 +74,13 @@ struct ServeCommand: AsyncParsableCommand {
         } catch {
             throw Self.fail(error.reason)
         }
+        // Each connection holds a descriptor: raise the soft open-files limit (often 1024) to the hard limit
+        // before listening, and say so when even that cannot hold maxConnections.
+        if let openFiles = OpenFilesLimit.raiseToHardLimit(), openFiles < settings.maxConnections + OpenFilesLimit.reserve {
+            logger.warning("the open-files limit is below what serve.maxConnections needs; connections beyond it wait in the listen queue", metadata: [
+                "limit": "\(openFiles)", "needed": "\(settings.maxConnections + OpenFilesLimit.reserve)",
+            ])
+        }
         let server = ServeServer(service: service, threads: threads ?? ProcessInfo.processInfo.activeProcessorCount)
         let address: String
         do {

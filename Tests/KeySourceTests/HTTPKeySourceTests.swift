@@ -152,6 +152,28 @@ import Testing
         }
     }
 
+    @Test func aShorterLifetimeFetchedForAnUnknownKidMovesTheBackgroundRefresh() async throws {
+        try await Self.withServer(.json(Self.jwksA, headers: [("Cache-Control", "max-age=600")])) { server in
+            let clock = ManualClock()
+            let t0 = clock.now()
+            let source = try Self.source(server, clock: clock, policy: Self.policy(background: true))
+            #expect(await eventually { clock.pendingDeadlines == [t0 + 480] })
+
+            // A kid the set lacks, past the cooldown: the refetch brings a set that lives 100 s. The background
+            // loop, asleep until 480 s, must refresh this one at 80 s of its life, before it goes stale.
+            server.reply(.json(Self.jwksB, headers: [("Cache-Control", "max-age=100")]))
+            clock.advance(by: 35)
+            _ = try await source.keys(refreshingFor: "test-rsa-3")
+            #expect(server.requestCount == 2)
+            #expect(await eventually { clock.pendingDeadlines == [t0 + 35 + 80] }, "\(clock.pendingDeadlines.map { $0 - t0 })")
+            clock.advance(by: 80)
+            #expect(await eventually { server.requestCount == 3 })
+            #expect(await eventually { source.status().fetchedAt == t0 + 115 })
+            #expect(!source.status().isStale)
+            await source.shutdown()
+        }
+    }
+
     @Test func currentKeysNeverFetchesEvenWhenDueOrEmpty() async throws {
         try await Self.withServer(.json(Self.jwksA)) { server in
             let clock = ManualClock()
@@ -301,6 +323,8 @@ import Testing
             #expect(await eventually { !source.status().isRefreshing })
             let stale = source.status()
             #expect(stale.isStale && stale.isUsable)
+            #expect(stale.secondsStale == 20)
+            #expect(stale.failureCount == stale.consecutiveFailures && stale.failureCount >= 2)
             #expect(stale.lastError?.kind == .httpStatus)
             #expect(try await source.keys(refreshingFor: nil).sortedKids == ["test-ec-1", "test-rsa-1", "test-rsa-2"])
             let requestsWhileStale = server.requestCount
@@ -320,6 +344,8 @@ import Testing
             #expect(await eventually { source.currentKeys()?.sortedKids == ["test-rsa-2", "test-rsa-3"] })
             #expect(source.withCurrentKeys { $0.sortedKids } == ["test-rsa-2", "test-rsa-3"])
             #expect(source.status().consecutiveFailures == 0)
+            #expect(source.status().failureCount > stale.failureCount, "the failure counter is not reset by a success")
+            #expect(source.status().secondsStale == 0)
             #expect(await eventually { log.entries(at: .info).last?.message == "key set rotated" })
             let rotation = try #require(log.entries(at: .info).last)
             #expect(rotation.message == "key set rotated")

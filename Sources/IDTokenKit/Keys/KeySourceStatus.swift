@@ -22,6 +22,9 @@ public struct KeySourceStatus: Sendable, CustomStringConvertible {
     public let consecutiveFailures: Int
     /// Requests started since the source was created.
     public let fetchCount: Int
+    /// Fetches that failed since the source was created (a counter: unlike ``consecutiveFailures`` it is not
+    /// reset by a success, so a monitor sampling now and then still sees failures that were followed by one).
+    public let failureCount: Int
     /// Whether a fetch is in flight.
     public let isRefreshing: Bool
     /// The time these facts were read at.
@@ -29,6 +32,8 @@ public struct KeySourceStatus: Sendable, CustomStringConvertible {
 
     /// The set is past its cache lifetime (it is still served until ``usableUntil``).
     public var isStale: Bool { expiresAt.map { now >= $0 } ?? false }
+    /// How long the set has been served past its cache lifetime, in seconds: 0 while it is fresh (or there is none).
+    public var secondsStale: Double { expiresAt.map { max(0, now - $0) } ?? 0 }
     /// Some set can be served.
     public var isUsable: Bool { usableUntil.map { now < $0 } ?? false }
 

@@ -193,7 +193,7 @@ public final class HTTPKeySource: KeySource {
                             expiresAt: s.snapshot?.expiresAt, usableUntil: s.snapshot?.usableUntil,
                             loadedFromCacheFile: s.snapshot?.fromCacheFile ?? false, lastAttemptAt: s.lastAttemptAt,
                             lastFailureAt: s.lastFailureAt, lastError: s.lastError,
-                            consecutiveFailures: s.consecutiveFailures, fetchCount: s.fetchCount,
+                            consecutiveFailures: s.consecutiveFailures, fetchCount: s.fetchCount, failureCount: s.failureCount,
                             isRefreshing: s.inFlight != nil, now: now)
         }
     }
@@ -250,7 +250,10 @@ public final class HTTPKeySource: KeySource {
         var lastError: KeyFetchError?
         var consecutiveFailures = 0
         var fetchCount = 0
+        var failureCount = 0
         var isShutDown = false
+        /// When the background loop, asleep, wakes next (nil while it is fetching or deciding).
+        var loopSleepsUntil: Double?
     }
 
     private enum Note { case withinCooldown }
@@ -313,6 +316,14 @@ public final class HTTPKeySource: KeySource {
                 publish(snapshot, into: &s)
                 s.inFlight = nil
                 s.consecutiveFailures = 0
+                // A fetch the background loop did not start (an unknown kid, a caller without keys, refresh())
+                // may bring a shorter lifetime than the set the loop is sleeping on: wake it, or the new set would
+                // go stale before anyone refreshes it.
+                if let wake = s.loopSleepsUntil, snapshot.refreshAt < wake, !s.isShutDown {
+                    s.refreshTask?.cancel()
+                    s.loopSleepsUntil = nil
+                    s.refreshTask = makeRefreshLoop()
+                }
                 return previous
             }
             logFetched(snapshot, previous: previous, lifetime: lifetime)
@@ -333,6 +344,7 @@ public final class HTTPKeySource: KeySource {
                 s.lastFailureAt = now
                 s.lastError = failure
                 s.consecutiveFailures += 1
+                s.failureCount += 1
                 return s.snapshot.flatMap { now < $0.usableUntil ? $0 : nil }
             }
             if let serving {
@@ -454,19 +466,21 @@ public final class HTTPKeySource: KeySource {
     }
 
     private func startRefreshLoop() {
-        state.withLockedValue { s in
-            // The loop holds the source weakly while it sleeps, so dropping the source ends the loop.
-            s.refreshTask = Task { [weak self] in
-                while !Task.isCancelled {
-                    guard let step = self?.nextStep() else { return }
-                    switch step {
-                    case .stop:
-                        return
-                    case .sleep(let clock, let deadline):
-                        do { try await clock.sleep(until: deadline) } catch { return }
-                    case .refresh:
-                        _ = try? await self?.backgroundFetch()
-                    }
+        state.withLockedValue { s in s.refreshTask = makeRefreshLoop() }
+    }
+
+    /// The loop holds the source weakly while it sleeps, so dropping the source ends the loop.
+    private func makeRefreshLoop() -> Task<Void, Never> {
+        Task { [weak self] in
+            while !Task.isCancelled {
+                guard let step = self?.nextStep() else { return }
+                switch step {
+                case .stop:
+                    return
+                case .sleep(let clock, let deadline):
+                    do { try await clock.sleep(until: deadline) } catch { return }
+                case .refresh:
+                    _ = try? await self?.backgroundFetch()
                 }
             }
         }
@@ -475,9 +489,13 @@ public final class HTTPKeySource: KeySource {
     private func nextStep() -> Step {
         let now = clock.now()
         return state.withLockedValue { s in
-            if s.isShutDown { return .stop }
+            // A loop replaced by a newer one (see fetch) stops here without touching the newer one's state.
+            if s.isShutDown || Task.isCancelled { return .stop }
+            s.loopSleepsUntil = nil
             let due = max(s.snapshot?.refreshAt ?? -.infinity, retryAllowedAt(s))
-            return now >= due ? .refresh : .sleep(clock, until: due)
+            guard now < due else { return .refresh }
+            s.loopSleepsUntil = due
+            return .sleep(clock, until: due)
         }
     }
 
