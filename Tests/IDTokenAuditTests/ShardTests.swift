@@ -166,8 +166,14 @@ struct VerdictMergeTests {
     }
 
     static func planted() throws -> Planted {
-        let whole = try AuditRun(try Sample.bytes(Sample.log), judge: try Sample.judge(), replay: MemoryReplayDetector())
-        // A token replayed at least twice: its first replay is the claim a later shard overturns.
+        // The sample, with a replayed record presented once more at the end: a token replayed twice, whose first
+        // replay is the claim a later shard overturns.
+        var bytes = try Sample.bytes(Sample.log)
+        let sample = try AuditRun(bytes, judge: try Sample.judge(), replay: MemoryReplayDetector())
+        let replayed = try #require(sample.results.first { $0.error?.code == .replayed && $0.firstSeenLine != nil })
+        let rawLines = bytes.split(separator: 0x0A, omittingEmptySubsequences: false)
+        bytes += rawLines[replayed.line - 1] + [0x0A]
+        let whole = try AuditRun(bytes, judge: try Sample.judge(), replay: MemoryReplayDetector())
         let replays = whole.results.filter { $0.error?.code == .replayed && $0.firstSeenLine != nil }
         let byFirst = Dictionary(grouping: replays, by: { $0.firstSeenLine! })
         let (first, again) = try #require(byFirst.filter { $0.value.count >= 2 }.min { $0.key < $1.key })
@@ -183,7 +189,8 @@ struct VerdictMergeTests {
         lines[index(claimed.line)] = render(claimed, error: nil)
         let message = later.error!.message.replacingOccurrences(of: "line \(first);", with: "line \(claimed.line);")
         lines[index(later.line)] = render(later, error: TokenError(.replayed, claim: nil, message))
-        let shards = (0..<2).map { shard in lines.filter { VerdictMerge.lineNumber(ArraySlice($0.utf8))! % 2 == shard } }
+        let number = { (text: String) in Int(text.dropFirst("{\"line\":".count).prefix { $0.isNumber })! }
+        let shards = (0..<2).map { shard in lines.filter { number($0) % 2 == shard } }
         return Planted(whole: whole, shards: shards, claimed: claimed.line, first: first, renamed: later.line)
     }
 
@@ -236,7 +243,8 @@ struct VerdictMergeTests {
         }
         refused([p.shards[0], p.shards[0]], saying: "both hold line")
         refused([p.shards[0], p.shards[1] + p.shards[0].prefix(1)], saying: "not in line order")
-        refused([p.shards[0] + p.shards[1], []], saying: "holds lines of shards")
+        let number = { (text: String) in Int(text.dropFirst("{\"line\":".count).prefix { $0.isNumber })! }
+        refused([(p.shards[0] + p.shards[1]).sorted { number($0) < number($1) }, []], saying: "holds lines of shards")
         refused(p.shards, records: [0: p.shards[0].count + 1, 1: p.shards[1].count], saying: "verdicts-0.ndjson holds")
         refused([["line,id,valid"], p.shards[1]], saying: "is CSV")
         // The store lists a claim on a line the file says was refused: not the run of the shard that made it.
