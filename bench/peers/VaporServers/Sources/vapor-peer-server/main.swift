@@ -13,6 +13,7 @@ import Vapor
 //   jwt-firebase-auth  vapor/jwt 5.2 as documented: req.jwt.firebaseAuth.verify(), which takes the JWKS from its
 //                      endpoint cache and builds a key collection from it on every request; the endpoint is this
 //                      server's own /jwks (max-age=3600), so after the first request no fetch is made
+//   none               no verification: Vapor's own cost a request (the floor of the three above)
 // BENCH_JWKS is the key set file, BENCH_PROJECT the Firebase project ID (by default the vectors').
 let environment = ProcessInfo.processInfo.environment
 let mode = environment["BENCH_MODE"] ?? "idtokenkit"
@@ -52,8 +53,11 @@ case "jwt-firebase-auth":
     app.get("me") { req async throws -> String in
         try await req.jwt.firebaseAuth.verify().subject.value
     }
+case "none":
+    // The framework's own cost: the same route answering a constant, the token not read.
+    app.get("me") { _ in "bench-user" }
 default:
-    fatalError("BENCH_MODE must be idtokenkit, jwt-loaded or jwt-firebase-auth")
+    fatalError("BENCH_MODE must be idtokenkit, jwt-loaded, jwt-firebase-auth or none")
 }
 
 do {
