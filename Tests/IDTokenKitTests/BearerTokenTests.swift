@@ -19,9 +19,16 @@ import Testing
         #expect(BearerToken.token(inAuthorization: "Béarer abc") == nil)
     }
 
-    @Test func whatFollowsTheSchemeIsLeftForTheVerifierToJudge() {
-        // An inner space or non-ASCII byte is not a missing token: the verifier refuses it with its own code.
-        #expect(BearerToken.token(inAuthorization: "Bearer a b") == "a b")
+    @Test func whitespaceInsideIsNoBearerCredential() {
+        // A b64token has no whitespace (RFC 6750 §2.1): such a value is a missing token, not a malformed one.
+        #expect(BearerToken.token(inAuthorization: "Bearer a b") == nil)
+        #expect(BearerToken.token(inAuthorization: "Bearer a\tb") == nil)
+        #expect(BearerToken.token(inAuthorization: "Bearer a\u{00A0}b") == nil)
+        #expect(BearerToken.token(inAuthorization: "Bearer a\u{2028}b") == nil)
+    }
+
+    @Test func otherTextIsLeftForTheVerifierToJudge() {
         #expect(BearerToken.token(inAuthorization: "Bearer zoë") == "zoë")
+        #expect(BearerToken.token(inAuthorization: "Bearer a,b;c") == "a,b;c")
     }
 }
