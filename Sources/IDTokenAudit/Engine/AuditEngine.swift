@@ -97,7 +97,9 @@ package final class AuditEngine: @unchecked Sendable {
                 bytes = 0
             }
             let shard = options.shard
-            while !pipeline.cancelled.isSet, let line = reader.value.next() {
+            // The stop flag is read once a batch, when a batch starts, not once a line: it takes a lock, and a
+            // stopped audit only needs the reader to stop handing out work soon.
+            while !lines.isEmpty || !pipeline.cancelled.isSet, let line = reader.value.next() {
                 // Another shard's line: skipped before any parsing, so it costs only the split.
                 if let shard, !shard.contains(line: line.number) { continue }
                 bytes += line.bytes.count + 64

@@ -36,12 +36,14 @@ package struct RawLine: Sendable {
 package final class LineReader {
     private let source: any ByteSource
     package let maxLineBytes: Int
-    private var chunk: [UInt8] = []
-    private var position = 0
-    private var partial: [UInt8] = []
-    private var partialLength = 0
-    private var lineNumber = 0
-    private var finished = false
+    // One thread at a time reads lines (the audit's reader thread), so the run-time exclusivity checks of these
+    // (one or more a line) are left out.
+    @exclusivity(unchecked) private var chunk: [UInt8] = []
+    @exclusivity(unchecked) private var position = 0
+    @exclusivity(unchecked) private var partial: [UInt8] = []
+    @exclusivity(unchecked) private var partialLength = 0
+    @exclusivity(unchecked) private var lineNumber = 0
+    @exclusivity(unchecked) private var finished = false
     /// Why the input ended early, if it did.
     package private(set) var inputError: AuditInputError?
 

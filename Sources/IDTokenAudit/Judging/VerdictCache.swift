@@ -155,11 +155,15 @@ final class VerdictCache: @unchecked Sendable {
     private final class Shard {
         /// Guards the tables and `inFlight`; waited on by a worker whose token another worker is judging.
         let lock = NSCondition()
-        var current: Generation
-        var previous: Generation
+        // Read and written only with `lock` held, so the run-time exclusivity checks (several a record) are left
+        // out.
+        @exclusivity(unchecked) var current: Generation
+        @exclusivity(unchecked) var previous: Generation
         /// The marks of tokens a worker is judging now (at most one a worker): another worker that meets the
         /// same token waits for that verdict instead of verifying it a second time.
-        var inFlight: [UInt64] = []
+        @exclusivity(unchecked) var inFlight: [UInt64] = []
+        /// Workers waiting on `lock` for another worker's verdict: only then does an insert wake anyone.
+        @exclusivity(unchecked) var waiting = 0
 
         /// The verdict held for the token at `at`: the current generation's, else the previous one's. Call with
         /// `lock` held.
@@ -279,17 +283,23 @@ final class VerdictCache: @unchecked Sendable {
         guard isEnabled else { return .judge(claimed: false) }
         let mark = hash | 1
         let shard = shard(hash)
-        let deadline = Date(timeIntervalSinceNow: VerdictCache.patience)
         return VerdictCache.withBytes(token, nonce) { token, nonce -> Lookup in
             shard.lock.lock()
             defer { shard.lock.unlock() }
+            // The clock is read only when there is a verdict to wait for, not for every record.
+            var deadline: Date?
             while true {
                 if let verdict = shard.verdict(mark, token, nonce, at: at) { return .hit(verdict) }
                 if !shard.inFlight.contains(mark) {
                     shard.inFlight.append(mark)
                     return .judge(claimed: true)
                 }
-                if !shard.lock.wait(until: deadline) { return .judge(claimed: false) }
+                let until = deadline ?? Date(timeIntervalSinceNow: VerdictCache.patience)
+                deadline = until
+                shard.waiting += 1
+                let woken = shard.lock.wait(until: until)
+                shard.waiting -= 1
+                if !woken { return .judge(claimed: false) }
             }
         }
     }
@@ -308,7 +318,7 @@ final class VerdictCache: @unchecked Sendable {
             defer {
                 if releasing, let k = shard.inFlight.firstIndex(of: mark) {
                     shard.inFlight.remove(at: k)
-                    shard.lock.broadcast()
+                    if shard.waiting > 0 { shard.lock.broadcast() }
                 }
                 shard.lock.unlock()
             }
