@@ -352,11 +352,15 @@ package final class ServeService: Sendable {
         var headers: [(String, String)] = [("X-Auth-Error", code), ("Cache-Control", "no-store")]
         if let challenge = refusal.wwwAuthenticate(realm: settings.realm) { headers.insert(("WWW-Authenticate", challenge), at: 0) }
         if status == 503 { headers.append(("Retry-After", String(settings.retryAfterSeconds))) }
-        var metadata: Logger.Metadata = ["code": "\(code)", "status": "\(status)",
-                                         "message": "\(IdentityHeaders.encode(String(error.message.prefix(300))))"]
-        if let profile { metadata["profile"] = "\(profile)" }
-        if let claim = error.claim { metadata["claim"] = "\(IdentityHeaders.encode(claim))" }
-        logger.info("refused", metadata: metadata)
+        // The line's metadata is only built when the line is written (a refused request is the cheap path of a
+        // flood of forged tokens).
+        if logger.logLevel <= .info {
+            var metadata: Logger.Metadata = ["code": "\(code)", "status": "\(status)",
+                                             "message": "\(IdentityHeaders.encode(String(error.message.prefix(300))))"]
+            if let profile { metadata["profile"] = "\(profile)" }
+            if let claim = error.claim { metadata["claim"] = "\(IdentityHeaders.encode(claim))" }
+            logger.info("refused", metadata: metadata)
+        }
         var response = ServeResponse(status: status, headers: headers, body: "")
         response.slot = ServeMetrics.slot(error.code)
         return response

@@ -167,8 +167,8 @@ import Testing
             #expect(response.status == (i % 2 == 0 ? 200 : 401))
         }
         // Three requests written at once (pipelined) are answered in order.
-        let ok = "GET /verify HTTP/1.1\r\nAuthorization: Bearer \(ServeFixture.firebaseToken())\r\n\r\n"
-        connection.send(ok + "GET /verify HTTP/1.1\r\n\r\n" + ok)
+        let ok = "GET /verify HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \(ServeFixture.firebaseToken())\r\n\r\n"
+        connection.send(ok + "GET /verify HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n" + ok)
         #expect(await connection.readResponse()?.status == 200)
         #expect(await connection.readResponse()?.status == 401)
         #expect(await connection.readResponse()?.status == 200)
