@@ -69,8 +69,12 @@ struct HTTPRequestParser: Sendable {
         while index + 1 < count && bytes[index] == cr && bytes[index + 1] == lf { index += 2 }
 
         // The request line.
-        guard let lineEnd = Self.lineEnd(bytes, from: index) else { return incomplete(bytes) }
-        if lineEnd < 0 { return .refused(.badRequest("a line does not end in CRLF")) }
+        let lineEnd: Int
+        switch Self.lineEnd(bytes, from: index) {
+        case .incomplete: return incomplete(bytes)
+        case .bare: return .refused(.badRequest("a line does not end in CRLF"))
+        case .end(let end, _): lineEnd = end
+        }
         let method = index
         while index < lineEnd && Self.isToken(bytes[index]) { index += 1 }
         guard index > method, index < lineEnd, bytes[index] == space else { return .refused(.badRequest("malformed request line")) }
@@ -104,8 +108,13 @@ struct HTTPRequestParser: Sendable {
         var hosts = 0
         // The fields, up to the empty line.
         while true {
-            guard let end = Self.lineEnd(bytes, from: index) else { return incomplete(bytes) }
-            if end < 0 { return .refused(.badRequest("a line does not end in CRLF")) }
+            let end: Int
+            switch Self.lineEnd(bytes, from: index) {
+            case .incomplete: return incomplete(bytes)
+            case .bare: return .refused(.badRequest("a line does not end in CRLF"))
+            case .end(_, control: true): return .refused(.badRequest("a control character in a header field"))
+            case .end(let at, control: false): end = at
+            }
             if end == index { index += 2; break }
             let name = index
             while index < end && Self.isToken(bytes[index]) { index += 1 }
@@ -118,10 +127,6 @@ struct HTTPRequestParser: Sendable {
             while index < end && (bytes[index] == space || bytes[index] == tab) { index += 1 }
             var valueEnd = end
             while valueEnd > index && (bytes[valueEnd - 1] == space || bytes[valueEnd - 1] == tab) { valueEnd -= 1 }
-            for i in index..<valueEnd {
-                let byte = bytes[i]
-                if (byte < space && byte != tab) || byte == 0x7F { return .refused(.badRequest("a control character in a header value")) }
-            }
             let value = index..<valueEnd
             switch nameEnd - name {
             case 4 where Self.named(bytes, name, "host"):
@@ -183,20 +188,48 @@ struct HTTPRequestParser: Sendable {
     private var tab: UInt8 { 9 }
     private var colon: UInt8 { 58 }
 
-    /// The index of the CR of the CRLF ending the line that starts at `start`; -1 when a CR or LF stands alone
-    /// in it; nil when the line is not complete yet.
-    private static func lineEnd(_ bytes: UnsafeRawBufferPointer, from start: Int) -> Int? {
+    /// Where the line starting at `start` ends.
+    enum LineEnd {
+        /// Not complete yet.
+        case incomplete
+        /// A CR or LF stands alone in it.
+        case bare
+        /// The index of the CR of its CRLF; `control`: whether the line holds a control character other than
+        /// TAB, or DEL.
+        case end(Int, control: Bool)
+    }
+
+    /// Finds the end of the line at `start`, eight bytes at a time while none of them is a control character or
+    /// DEL (a token and a field value rarely hold one), byte by byte around those that are.
+    static func lineEnd(_ bytes: UnsafeRawBufferPointer, from start: Int) -> LineEnd {
+        let count = bytes.count
         var index = start
-        while index < bytes.count {
-            let byte = bytes[index]
-            if byte == 13 {
-                guard index + 1 < bytes.count else { return nil }
-                return bytes[index + 1] == 10 ? index : -1
+        var control = false
+        while index < count {
+            if index + 8 <= count {
+                let word = bytes.loadUnaligned(fromByteOffset: index, as: UInt64.self)
+                let high: UInt64 = 0x8080_8080_8080_8080
+                let below = (word &- 0x2020_2020_2020_2020) & ~word & high         // a byte < 0x20
+                let flipped = word ^ 0x7F7F_7F7F_7F7F_7F7F
+                let del = (flipped &- 0x0101_0101_0101_0101) & ~flipped & high       // a byte == 0x7F
+                if below | del == 0 {
+                    index += 8
+                    continue
+                }
             }
-            if byte == 10 { return -1 }
-            index += 1
+            let stop = min(index + 8, count)
+            while index < stop {
+                let byte = bytes[index]
+                if byte == 13 {
+                    guard index + 1 < count else { return .incomplete }
+                    return bytes[index + 1] == 10 ? .end(index, control: control) : .bare
+                }
+                if byte == 10 { return .bare }
+                if (byte < 32 && byte != 9) || byte == 0x7F { control = true }
+                index += 1
+            }
         }
-        return nil
+        return .incomplete
     }
 
     /// RFC 9110 §5.6.2 `tchar`.

@@ -401,10 +401,8 @@ package final class ServeService: Sendable {
             if let error = add("X-Auth-Email", "email", email) { return refusal(error, profile: name) }
         }
         // The payload segment as the token carries it: already base64url, so already a safe header value.
-        let utf8 = token.utf8
-        if let first = utf8.firstIndex(of: UInt8(ascii: ".")), let last = utf8.lastIndex(of: UInt8(ascii: ".")), first < last,
-           utf8.distance(from: first, to: last) - 1 <= settings.maxClaimsHeaderBytes {
-            headers.append(("X-Auth-Claims", String(token[utf8.index(after: first)..<last])))
+        if let payload = Self.payloadSegment(of: token), payload.bytes <= settings.maxClaimsHeaderBytes {
+            headers.append(("X-Auth-Claims", String(token[payload.range])))
         } else {
             headers.append(("X-Auth-Claims-Omitted", "too-large"))
         }
@@ -417,6 +415,27 @@ package final class ServeService: Sendable {
         var response = ServeResponse(status: 200, headers: headers, body: "")
         response.slot = 0
         return response
+    }
+
+    /// The range of a compact token's payload segment (between its first and last `.`), found on the token's
+    /// bytes in place, and its length in bytes.
+    static func payloadSegment(of token: String) -> (range: Range<String.Index>, bytes: Int)? {
+        let dots = token.utf8.withContiguousStorageIfAvailable { bytes -> (Int, Int)? in
+            guard let first = bytes.firstIndex(of: UInt8(ascii: ".")), let last = bytes.lastIndex(of: UInt8(ascii: ".")),
+                  first < last else { return nil }
+            return (first, last)
+        }
+        let utf8 = token.utf8
+        let found: (Int, Int)?
+        if let dots {
+            found = dots
+        } else if let first = utf8.firstIndex(of: UInt8(ascii: ".")), let last = utf8.lastIndex(of: UInt8(ascii: ".")), first < last {
+            found = (utf8.distance(from: utf8.startIndex, to: first), utf8.distance(from: utf8.startIndex, to: last))
+        } else {
+            found = nil
+        }
+        guard let (first, last) = found else { return nil }
+        return (utf8.index(utf8.startIndex, offsetBy: first + 1)..<utf8.index(utf8.startIndex, offsetBy: last), last - first - 1)
     }
 
     /// Key-source and cache figures for `/metrics`.
