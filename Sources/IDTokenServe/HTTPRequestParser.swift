@@ -207,12 +207,7 @@ struct HTTPRequestParser: Sendable {
         var control = false
         while index < count {
             if index + 8 <= count {
-                let word = bytes.loadUnaligned(fromByteOffset: index, as: UInt64.self)
-                let high: UInt64 = 0x8080_8080_8080_8080
-                let below = (word &- 0x2020_2020_2020_2020) & ~word & high         // a byte < 0x20
-                let flipped = word ^ 0x7F7F_7F7F_7F7F_7F7F
-                let del = (flipped &- 0x0101_0101_0101_0101) & ~flipped & high       // a byte == 0x7F
-                if below | del == 0 {
+                if !HeaderBytes.mayHoldControl(bytes.loadUnaligned(fromByteOffset: index, as: UInt64.self)) {
                     index += 8
                     continue
                 }

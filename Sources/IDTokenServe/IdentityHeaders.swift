@@ -39,11 +39,8 @@ package enum IdentityHeaders {
     package static func isSafe(_ value: String) -> Bool {
         // On the bytes in place (a native string's are contiguous): iterating `String.UTF8View` costs several
         // times more, and `X-Auth-Claims` is most of a response.
-        value.utf8.withContiguousStorageIfAvailable { $0.allSatisfy(isPrintable) } ?? value.utf8.allSatisfy(isPrintable)
+        value.utf8.withContiguousStorageIfAvailable(HeaderBytes.isPrintableASCII) ?? value.utf8.allSatisfy { $0 >= 0x20 && $0 < 0x7F }
     }
-
-    @inline(__always)
-    static func isPrintable(_ byte: UInt8) -> Bool { byte >= 0x20 && byte < 0x7F }
 
     @inline(__always)
     static func passes(_ byte: UInt8) -> Bool {

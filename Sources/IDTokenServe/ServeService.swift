@@ -417,25 +417,20 @@ package final class ServeService: Sendable {
         return response
     }
 
-    /// The range of a compact token's payload segment (between its first and last `.`), found on the token's
-    /// bytes in place, and its length in bytes.
+    /// The range of a compact token's payload segment (between its first and second `.`: the token was split
+    /// and verified, so it has exactly two), found with `memchr` on the token's bytes in place; and its length.
     static func payloadSegment(of token: String) -> (range: Range<String.Index>, bytes: Int)? {
+        var token = token
+        token.makeContiguousUTF8()
         let dots = token.utf8.withContiguousStorageIfAvailable { bytes -> (Int, Int)? in
-            guard let first = bytes.firstIndex(of: UInt8(ascii: ".")), let last = bytes.lastIndex(of: UInt8(ascii: ".")),
-                  first < last else { return nil }
-            return (first, last)
+            guard let base = bytes.baseAddress,
+                  let first = ByteSearch.firstIndex(of: UInt8(ascii: "."), in: base, from: 0, to: bytes.count),
+                  let second = ByteSearch.firstIndex(of: UInt8(ascii: "."), in: base, from: first + 1, to: bytes.count) else { return nil }
+            return (first, second)
         }
+        guard let (first, second) = dots ?? nil else { return nil }
         let utf8 = token.utf8
-        let found: (Int, Int)?
-        if let dots {
-            found = dots
-        } else if let first = utf8.firstIndex(of: UInt8(ascii: ".")), let last = utf8.lastIndex(of: UInt8(ascii: ".")), first < last {
-            found = (utf8.distance(from: utf8.startIndex, to: first), utf8.distance(from: utf8.startIndex, to: last))
-        } else {
-            found = nil
-        }
-        guard let (first, last) = found else { return nil }
-        return (utf8.index(utf8.startIndex, offsetBy: first + 1)..<utf8.index(utf8.startIndex, offsetBy: last), last - first - 1)
+        return (utf8.index(utf8.startIndex, offsetBy: first + 1)..<utf8.index(utf8.startIndex, offsetBy: second), second - first - 1)
     }
 
     /// Key-source and cache figures for `/metrics`.
