@@ -210,10 +210,13 @@ package final class ServeService: Sendable {
 
     /// Answers `request` with the snapshot the connection holds.
     func decide(_ request: ServeRequest, snapshot: Snapshot) -> ServeDecision {
+        // On the target's bytes: comparing `Character`s would walk grapheme clusters on every request.
         var path = Substring(request.target)
-        if let query = path.firstIndex(of: "?") { path = path[..<query] }
-        if path == "/verify" || path.hasPrefix("/verify/") {
-            return verify(request, path: path.dropFirst("/verify".count), snapshot: snapshot)
+        if let query = path.utf8.firstIndex(of: UInt8(ascii: "?")) { path = path[..<query] }
+        let verifyPrefix = "/verify".utf8
+        if path.utf8.starts(with: verifyPrefix),
+           path.utf8.count == verifyPrefix.count || path.utf8[path.utf8.index(path.startIndex, offsetBy: verifyPrefix.count)] == UInt8(ascii: "/") {
+            return verify(request, path: path[path.utf8.index(path.startIndex, offsetBy: verifyPrefix.count)...], snapshot: snapshot)
         }
         metrics.countOtherRequest()
         switch path {
