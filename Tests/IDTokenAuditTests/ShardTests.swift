@@ -138,8 +138,8 @@ struct SettlementTests {
         let claim = try #require(validLine)
         let before = try AuditSummary.merge(parts)
         var settled = before
-        settled.settle(overturned: [(claim.line, claim.at, "attempt-1", 2), (claim.line + 2, claim.at, "an-earlier-attempt", 2)],
-                       attempts: attempts, shardCount: 2)
+        settled.settle(ShardSettlement(claims: [(claim.line, claim.at, "attempt-1", 2), (claim.line + 2, claim.at, "an-earlier-attempt", 2)],
+                                       attempts: attempts, shardCount: 2))
         #expect(settled.valid == before.valid - 1)
         #expect(settled.invalid == before.invalid + 1)
         #expect(settled.replays == before.replays + 1)
@@ -149,5 +149,107 @@ struct SettlementTests {
         let replayed = 1 + TokenError.Code.allCases.firstIndex(of: .replayed)!
         #expect(column(settled.verdictTimeline, 0) == column(before.verdictTimeline, 0) - 1)
         #expect(column(settled.verdictTimeline, replayed) == column(before.verdictTimeline, replayed) + 1)
+    }
+}
+
+@Suite("Merging the shards' verdict lines (idtoken audit merge --verdicts)")
+struct VerdictMergeTests {
+    /// The sample judged by one process with replays found, and what two shards on a shared store would have
+    /// written when the shard of line `claimed` judged it before the other shard found the token's first line:
+    /// `claimed` valid, and a later replay naming `claimed` as the first.
+    struct Planted {
+        let whole: AuditRun
+        let shards: [[String]]
+        let claimed: Int
+        let first: Int
+        let renamed: Int
+    }
+
+    static func planted() throws -> Planted {
+        // The sample, with a replayed record presented once more at the end: a token replayed twice, whose first
+        // replay is the claim a later shard overturns.
+        var bytes = try Sample.bytes(Sample.log)
+        let sample = try AuditRun(bytes, judge: try Sample.judge(), replay: MemoryReplayDetector())
+        let replayed = try #require(sample.results.first { $0.error?.code == .replayed && $0.firstSeenLine != nil })
+        let rawLines = bytes.split(separator: 0x0A, omittingEmptySubsequences: false)
+        bytes += rawLines[replayed.line - 1] + [0x0A]
+        let whole = try AuditRun(bytes, judge: try Sample.judge(), replay: MemoryReplayDetector())
+        let replays = whole.results.filter { $0.error?.code == .replayed && $0.firstSeenLine != nil }
+        let byFirst = Dictionary(grouping: replays, by: { $0.firstSeenLine! })
+        let (first, again) = try #require(byFirst.filter { $0.value.count >= 2 }.min { $0.key < $1.key })
+        let claimed = again[0], later = again[1]
+        var lines = whole.output.split(separator: "\n").map(String.init)
+        func render(_ r: AuditResult, error: TokenError?) -> String {
+            var out: [UInt8] = []
+            OutputFormat.ndjson.render(AuditResult(line: r.line, id: r.id, error: error, claims: r.claims, at: r.at,
+                                                   signatureVerified: r.signatureVerified, profile: r.profile), into: &out)
+            return String(decoding: out.dropLast(), as: UTF8.self)
+        }
+        let index = { (line: Int) in lines.firstIndex { $0.hasPrefix("{\"line\":\(line),") }! }
+        lines[index(claimed.line)] = render(claimed, error: nil)
+        let message = later.error!.message.replacingOccurrences(of: "line \(first);", with: "line \(claimed.line);")
+        lines[index(later.line)] = render(later, error: TokenError(.replayed, claim: nil, message))
+        let number = { (text: String) in Int(text.dropFirst("{\"line\":".count).prefix { $0.isNumber })! }
+        let shards = (0..<2).map { shard in lines.filter { number($0) % 2 == shard } }
+        return Planted(whole: whole, shards: shards, claimed: claimed.line, first: first, renamed: later.line)
+    }
+
+    static func merge(_ shards: [[String]], settlement: ShardSettlement,
+                      records: [Int: Int]? = nil) throws(SummaryMergeError) -> (String, VerdictMerge.Outcome) {
+        let sink = MemorySink()
+        let files = shards.enumerated().map { k, lines in
+            (name: "verdicts-\(k).ndjson", source: MemoryByteSource(Array(lines.map { $0 + "\n" }.joined().utf8), chunkSize: 300) as any ByteSource)
+        }
+        let counts = records ?? Dictionary(uniqueKeysWithValues: shards.enumerated().map { ($0.offset, $0.element.count) })
+        let outcome = try VerdictMerge.merge(files, records: counts, shardCount: 2, settlement: settlement, into: sink)
+        return (String(decoding: sink.bytes, as: UTF8.self), outcome)
+    }
+
+    @Test("the overturned claim becomes replayed of the earliest line and a replay naming it names the earliest: one process's lines")
+    func settled() throws {
+        let p = try Self.planted()
+        let claimedShard = p.claimed % 2
+        let settlement = ShardSettlement(claims: [(p.claimed, 0, "attempt-a", p.first)],
+                                         attempts: [claimedShard: "attempt-a", 1 - claimedShard: "attempt-b"], shardCount: 2)
+        let (unsettled, _) = try Self.merge(p.shards, settlement: ShardSettlement())
+        #expect(unsettled != p.whole.output)
+        let (merged, outcome) = try Self.merge(p.shards, settlement: settlement)
+        #expect(merged == p.whole.output)
+        #expect(outcome.lines == p.whole.results.count && outcome.settled == 1 && outcome.renamed == 1)
+        let claimed = try #require(p.whole.results.first { $0.line == p.claimed })
+        #expect(outcome.claims[p.claimed]?.issuer == claimed.claims.issuer && outcome.claims[p.claimed]?.subject == claimed.claims.subject)
+    }
+
+    @Test("a claim of an earlier run of the shard is left as the merged run wrote it")
+    func earlierAttempt() throws {
+        let p = try Self.planted()
+        let settlement = ShardSettlement(claims: [(p.claimed, 0, "killed-run", p.first)], attempts: [0: "a", 1: "b"], shardCount: 2)
+        let (merged, outcome) = try Self.merge(p.shards, settlement: settlement)
+        #expect(outcome.settled == 0 && outcome.renamed == 1)
+        #expect(merged.contains("{\"line\":\(p.claimed),") && merged != p.whole.output)
+    }
+
+    @Test("files that are not the shards' verdicts of the merged run are refused, named")
+    func refusals() throws {
+        let p = try Self.planted()
+        func refused(_ shards: [[String]], settlement: ShardSettlement = ShardSettlement(), records: [Int: Int]? = nil,
+                     saying words: String) {
+            do {
+                _ = try Self.merge(shards, settlement: settlement, records: records)
+                Issue.record("merged, expected a refusal saying \(words)")
+            } catch {
+                #expect(error.message.contains(words), "\(error.message)")
+            }
+        }
+        refused([p.shards[0], p.shards[0]], saying: "both hold line")
+        refused([p.shards[0], p.shards[1] + p.shards[0].prefix(1)], saying: "not in line order")
+        let number = { (text: String) in Int(text.dropFirst("{\"line\":".count).prefix { $0.isNumber })! }
+        refused([(p.shards[0] + p.shards[1]).sorted { number($0) < number($1) }, []], saying: "holds lines of shards")
+        refused(p.shards, records: [0: p.shards[0].count + 1, 1: p.shards[1].count], saying: "verdicts-0.ndjson holds")
+        refused([["line,id,valid"], p.shards[1]], saying: "is CSV")
+        // The store lists a claim on a line the file says was refused: not the run of the shard that made it.
+        let refusedLine = try #require(p.whole.results.first { !$0.isValid && $0.error?.code != .replayed }).line
+        refused(p.shards, settlement: ShardSettlement(claims: [(refusedLine, 0, "a", 1)], attempts: [0: "a", 1: "a"], shardCount: 2),
+                saying: "line \(refusedLine) is not the valid verdict")
     }
 }

@@ -1,20 +1,23 @@
 #!/usr/bin/env python3
 """Runs `idtoken audit` as separate processes the way batch engines do (DESIGN §12) and checks that they give what
 one process gives: N = 1, 2, 4, 7 shards (`--shard I/N`, run at the same time) merged by `idtoken audit merge`
-give one process's verdict lines (sorted by line), summary and HTML report (timing aside), on the bundled sample
-and on a generated log; with one real redis-server, shards that find replays across shards (`--replay-store`,
-`--run-id`) merge to one process's replay verdicts, a shard killed half-way and run again loses and doubles
-nothing, and a Redis stopped mid-run leaves the decision to `--replay-store-failure`; merge refuses other runs, overlapping and missing shards; the shard comes from the
+give one process's verdict lines (`merge --shard-verdicts … --verdicts`, and the shards' own lines sorted by line),
+summary and HTML report (timing aside), on the bundled sample and on a generated 100,000-line log (7 shards);
+with one real redis-server, shards that find replays across shards (`--replay-store`, `--run-id`) merge to one
+process's summary and verdict lines (one process with `--replay`), including the claims a shard run after the
+others overturned (settled by merge), a shard killed half-way and run again loses and doubles nothing, and a
+Redis stopped mid-run leaves the decision to `--replay-store-failure`; merge refuses other runs, overlapping and missing shards; the shard comes from the
 environment of a Kubernetes Indexed Job or an AWS Batch array job; pipe mode through GNU parallel
 (`parallel --pipe -N 1000`, as docs/audit.md shows) gives one process's verdict lines; a consumer that reads
 slowly does not make the pipe's memory grow.
 
-Usage: python3 Vectors/tools/check_shards.py PATH/TO/idtoken [--lines N]
+Usage: python3 Vectors/tools/check_shards.py PATH/TO/idtoken [--lines N]   (default 100,000)
 Prints "N passed, M failed" and exits non-zero when a check fails.
 """
 import argparse
 import json
 import os
+import resource
 import shutil
 import socket
 import subprocess
@@ -43,6 +46,14 @@ def check(name, condition, detail=""):
 
 def line_of(text):
     return json.loads(text)["line"]
+
+
+def first_difference(got, want):
+    """Where two lists of verdict lines part, for a failure's detail."""
+    for k, (a, b) in enumerate(zip(got, want)):
+        if a != b:
+            return f"line {k + 1}: got {a[:300]} want {b[:300]}"
+    return f"{len(got)} lines vs {len(want)}"
 
 
 def without_timing(summary):
@@ -85,10 +96,16 @@ def check_shards(binary, log, name, tmp, counts=(1, 2, 4, 7)):
         check(f"{name}: {n} shards' verdict lines sorted by line are one process's", lines == expected_lines,
               f"{len(lines)} vs {len(expected_lines)}")
         merged_html = os.path.join(tmp, f"{name}-{n}-merged.html")
+        merged_verdicts = os.path.join(tmp, f"{name}-{n}-merged.ndjson")
         title = "Token audit of " + os.path.basename(log)
         merge = subprocess.run([binary, "audit", "merge", *[s for _, s, _ in reversed(processes)], "--html", merged_html,
-                                "--title", title], capture_output=True, text=True)
+                                "--title", title, "--shard-verdicts", *[o for o, _, _ in processes], "--verdicts", merged_verdicts],
+                               capture_output=True, text=True)
         check(f"{name}: merge of {n} exits 0", merge.returncode == 0, merge.stderr)
+        with open(merged_verdicts) as f:
+            got = f.read().splitlines()
+        check(f"{name}: merge --verdicts of {n} shards writes one process's verdict lines, in line order", got == expected_lines,
+              first_difference(got, expected_lines))
         merged = json.loads(merge.stdout or "{}")
         check(f"{name}: merged summary of {n} shards is one process's", without_timing(merged) == without_timing(expected),
               {k: (merged.get(k), expected.get(k)) for k in expected if merged.get(k) != expected.get(k) and k not in TIMING})
@@ -216,80 +233,125 @@ def start_redis(tmp):
     return process, port
 
 
-def replay_view(summary):
-    """What replays decide in a summary: every count, and the examples' lines and first lines."""
-    view = without_timing(summary)
-    view["replays"] = {"count": summary["replays"]["count"],
-                       "examples": [(e["line"], e["firstLine"]) for e in summary["replays"]["examples"]]}
-    return view
+def read_lines(path):
+    if not os.path.exists(path):
+        return []
+    with open(path) as f:
+        return f.read().splitlines()
 
 
-def check_redis_shards(binary, log, name, tmp, counts=(1, 2, 4, 7)):
+def by_line(lines):
+    return {line_of(l): l for l in lines}
+
+
+class RedisRun:
+    """The shards of one run on a shared Redis store (`--replay-store`, `--run-id`), and their merge."""
+
+    def __init__(self, binary, log, name, tmp, store, run, n, expected, expected_lines):
+        self.binary, self.log, self.name, self.tmp, self.store, self.run, self.n = binary, log, name, tmp, store, run, n
+        self.expected, self.expected_lines = expected, expected_lines
+
+    def files(self, i):
+        return (os.path.join(self.tmp, f"redis-{self.run}-{i}.ndjson"), os.path.join(self.tmp, f"redis-{self.run}-{i}.json"))
+
+    def start(self, i):
+        out, summary = self.files(i)
+        return subprocess.Popen(audit_args(self.binary, self.log, "--shard", f"{i}/{self.n}", "--threads", "1", "--replay-store",
+                                           self.store, "--run-id", self.run, "--output", out, "--summary", summary),
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+    def finish(self, processes):
+        for p in processes:
+            _, err = p.communicate(timeout=900)
+            check(f"{self.run}: a shard exits 0", p.returncode == 0, err[-300:])
+
+    def shard_lines(self):
+        """The shards' own verdict lines, sorted by line (claims a later shard overturned still say valid)."""
+        lines = []
+        for i in range(self.n):
+            lines += read_lines(self.files(i)[0])
+        return sorted(lines, key=line_of)
+
+    def merge(self, settle=True):
+        """Merges the summaries and verdict lines; checks both are one process's when settled from the store."""
+        verdicts = os.path.join(self.tmp, f"redis-{self.run}-merged.ndjson")
+        command = [self.binary, "audit", "merge", *[self.files(i)[1] for i in range(self.n)],
+                   "--shard-verdicts", *[self.files(i)[0] for i in range(self.n)], "--verdicts", verdicts]
+        r = subprocess.run(command + (["--replay-store", self.store] if settle else []), capture_output=True, text=True)
+        check(f"{self.run}: merge exits 0", r.returncode == 0, r.stderr)
+        summary = json.loads(r.stdout or "{}")
+        lines = read_lines(verdicts)
+        if settle:
+            got, want = without_timing(summary), without_timing(self.expected)
+            check(f"{self.run}: the merged summary is one process's", got == want,
+                  {k: (got.get(k), want.get(k)) for k in want if got.get(k) != want.get(k)})
+            check(f"{self.run}: the merged verdict lines are one process's", lines == self.expected_lines,
+                  first_difference(lines, self.expected_lines))
+        return summary, lines
+
+
+def check_redis_shards(binary, log, name, tmp, counts=(1, 2, 4, 7), late=2, killed=4):
+    """N shards at once on one Redis merge to one process's summary and verdict lines (`--replay` in one process);
+    with shard 0 run after the others (`late` shards), its earlier lines overturn claims the others made, which the
+    merge settles; a shard killed half-way and run again (of `killed` shards) changes nothing."""
     process, port = start_redis(tmp)
     if process is None:
         return
     try:
-        one = subprocess.run(audit_args(binary, log, "--replay", "--output", os.devnull, "--summary", "-"), capture_output=True, text=True)
-        expected = json.loads(one.stdout)
-        check(f"{name}: the log has replays", expected["replays"]["count"] > 0)
+        one_out = os.path.join(tmp, f"redis-{name}-one.ndjson")
+        one = subprocess.run(audit_args(binary, log, "--replay", "--threads", "2", "--output", one_out, "--summary", "-"),
+                             capture_output=True, text=True)
+        check(f"{name}: one process finding replays exits 0", one.returncode == 0, one.stderr)
+        expected, expected_lines = json.loads(one.stdout or "{}"), read_lines(one_out)
+        check(f"{name}: the log has replays", expected.get("replays", {}).get("count", 0) > 0)
         for db, n in enumerate(counts):
-            store = f"redis://127.0.0.1:{port}/{db}"
-            run = f"{name}-{n}"
-            def shard(i, *, kill_after=None):
-                summary = os.path.join(tmp, f"redis-{name}-{n}-{i}.json")
-                p = subprocess.Popen(audit_args(binary, log, "--shard", f"{i}/{n}", "--threads", "1", "--replay-store", store,
-                                                "--run-id", run, "--output", os.devnull, "--summary", summary),
-                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-                return summary, p
-            running = [shard(i) for i in range(n)]
-            summaries = []
-            for summary, p in running:
-                _, err = p.communicate(timeout=600)
-                check(f"{name}: redis shard of {n} exits 0", p.returncode == 0, err)
-                summaries.append(summary)
-            merge = subprocess.run([binary, "audit", "merge", *summaries, "--replay-store", store], capture_output=True, text=True)
-            check(f"{name}: merge of {n} redis shards exits 0", merge.returncode == 0, merge.stderr)
-            merged = json.loads(merge.stdout or "{}")
-            got, want = replay_view(merged), replay_view(expected)
-            check(f"{name}: {n} shards finding replays on Redis, merged, are one process's replays", got == want,
-                  {k: (got.get(k), want.get(k)) for k in want if got.get(k) != want.get(k)})
-            if n == 2:
-                # The shards one after the other, the last first: the first shard to run claims copies whose
-                # originals the other finds later; merge settles those claims from the store's record.
-                store = f"redis://127.0.0.1:{port}/15"
-                ordered = []
-                for i in reversed(range(n)):
-                    summary = os.path.join(tmp, f"redis-{name}-ordered-{i}.json")
-                    r = subprocess.run(audit_args(binary, log, "--shard", f"{i}/{n}", "--replay-store", store, "--run-id", "ordered",
-                                                  "--output", os.devnull, "--summary", summary), capture_output=True, text=True)
-                    check(f"{name}: ordered shard exits 0", r.returncode == 0, r.stderr)
-                    ordered.append(summary)
-                unsettled = json.loads(subprocess.run([binary, "audit", "merge", *ordered], capture_output=True, text=True).stdout or "{}")
-                settled = json.loads(subprocess.run([binary, "audit", "merge", *ordered, "--replay-store", store],
-                                                    capture_output=True, text=True).stdout or "{}")
-                check(f"{name}: a later shard overturned claims (the order matters before settling)",
-                      unsettled.get("replays", {}).get("count", 0) < want["replays"]["count"], unsettled.get("replays"))
-                got = replay_view(settled)
-                check(f"{name}: shards run last-first, settled by merge, are one process's replays", got == want,
-                      {k: (got.get(k), want.get(k)) for k in want if got.get(k) != want.get(k)})
-            if n == 4:
+            run = RedisRun(binary, log, name, tmp, f"redis://127.0.0.1:{port}/{db}", f"{name}-{n}", n, expected, expected_lines)
+            run.finish([run.start(i) for i in range(n)])
+            run.merge()
+            if n == killed:
                 # A shard killed half-way and run again: its own claims are not replays of itself, nothing is lost
                 # or counted twice.
-                summary, p = shard(1)
+                p = run.start(1)
                 time.sleep(0.4)
                 p.kill()
                 p.wait()
-                summary, p = shard(1)
-                p.communicate(timeout=600)
-                check(f"{name}: a shard run again exits 0", p.returncode == 0)
-                merge = subprocess.run([binary, "audit", "merge", *summaries, "--replay-store", store], capture_output=True, text=True)
-                merged = json.loads(merge.stdout or "{}")
-                got = replay_view(merged)
-                check(f"{name}: after a shard is killed and run again, the merge is one process's", got == want,
-                      {k: (got.get(k), want.get(k)) for k in want if got.get(k) != want.get(k)})
+                run.finish([run.start(1)])
+                run.merge()
+        if late:
+            check_late_shard(RedisRun(binary, log, name, tmp, f"redis://127.0.0.1:{port}/15", f"{name}-late-{late}", late,
+                                      expected, expected_lines), kill=late == killed)
     finally:
         process.terminate()
         process.wait(timeout=10)
+
+
+def check_late_shard(run, kill=False):
+    """Every shard but 0 at once, then shard 0: the others judged the first acceptance of tokens whose first line is
+    shard 0's (they wrote valid), and shard 0 overturned those claims; merge settles them in the summary and in the
+    verdict lines. With `kill`, shard 1 is also killed half-way and run again before shard 0 runs."""
+    others = [run.start(i) for i in range(1, run.n)]
+    if kill and run.n > 1:
+        time.sleep(0.4)
+        others[0].kill()
+        others[0].wait()
+        run.finish(others[1:])
+        run.finish([run.start(1)])
+    else:
+        run.finish(others)
+    run.finish([run.start(0)])
+    raw = by_line(run.shard_lines())
+    want = by_line(run.expected_lines)
+    overturned = [l for l, text in raw.items() if '"valid":true' in text and '"error":"replayed"' in want.get(l, "")]
+    check(f"{run.run}: shard 0 run last overturned claims of the others (their lines say valid where one process says replayed)",
+          len(overturned) > 0 and len(raw) == len(want), f"{len(overturned)} overturned, {len(raw)} vs {len(want)} lines")
+    unsettled, _ = run.merge(settle=False)
+    check(f"{run.run}: before settling, the merged summary counts fewer replays",
+          unsettled.get("replays", {}).get("count", 0) < run.expected["replays"]["count"], unsettled.get("replays"))
+    _, lines = run.merge()
+    merged = by_line(lines)
+    check(f"{run.run}: every overturned claim's line is, merged, one process's replayed verdict",
+          all(merged.get(l) == want[l] for l in overturned), [(merged.get(l), want[l]) for l in overturned if merged.get(l) != want[l]][:2])
+    print(f"{run.run}: {len(overturned)} claims overturned by the late shard, settled by merge", file=sys.stderr)
 
 
 def check_redis_outage(binary, log, tmp):
@@ -341,27 +403,54 @@ def resident_kb(pid):
     return 0
 
 
+def cpu_seconds():
+    """User and system time of the processes this script ran and waited for."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("binary")
-    parser.add_argument("--lines", type=int, default=10_000)
+    parser.add_argument("--lines", type=int, default=100_000)
     options = parser.parse_args()
     binary = os.path.abspath(options.binary)
+    started = time.time()
+
+    def timed(what, body, *args, **kwargs):
+        begun, cpu = time.time(), cpu_seconds()
+        body(*args, **kwargs)
+        print(f"{what}: {time.time() - begun:.1f} s, {cpu_seconds() - cpu:.1f} CPU-seconds", file=sys.stderr)
+
     with tempfile.TemporaryDirectory() as tmp:
+        sample = os.path.join(SAMPLES, "sample.log")
         generated = os.path.join(tmp, "generated.log")
-        subprocess.run([sys.executable, os.path.join(HERE, "audit_log.py"), "log", "--lines", str(options.lines), "--out",
-                        generated, "--distinct", str(options.lines // 20), "--mix",
-                        "valid=8,expired=1,forged=1,wrong_audience=1,replayed=2,malformed=1", "--seed", "18"],
-                       check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        check_shards(binary, os.path.join(SAMPLES, "sample.log"), "sample", tmp)
-        check_shards(binary, generated, "generated", tmp)
-        check_merge_refusals(binary, tmp)
-        check_environment(binary, tmp)
-        check_pipe(binary, os.path.join(SAMPLES, "sample.log"), tmp)
-        check_redis_shards(binary, os.path.join(SAMPLES, "sample.log"), "sample", tmp)
-        check_redis_shards(binary, generated, "generated", tmp)
-        check_redis_outage(binary, os.path.join(SAMPLES, "sample.log"), tmp)
-    print(f"{passed} passed, {failed} failed")
+        # Repeats (5 % distinct tokens) and replays planted within 5,000-line stretches, so across every shard.
+        timed(f"generating {options.lines} lines", subprocess.run,
+              [sys.executable, os.path.join(HERE, "audit_log.py"), "log", "--lines", str(options.lines), "--out",
+               generated, "--distinct", str(options.lines // 20), "--mix",
+               "valid=8,expired=1,forged=1,wrong_audience=1,replayed=2,malformed=1", "--seed", "18"],
+              check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        timed("sample, 1, 2, 4, 7 shards", check_shards, binary, sample, "sample", tmp)
+        # Without a replay store, 1, 2, 4 and 7 shards of the generated log's first 10,000 lines; the whole log runs
+        # on Redis below. Every shard reads the whole input and a debug build audits some 2,000 lines a CPU-second,
+        # so 1 + 2 + 4 + 7 shards and one process over 100,000 lines would add minutes to the test command.
+        head = os.path.join(tmp, "generated-head.log")
+        with open(generated, "rb") as f, open(head, "wb") as out:
+            for _, text in zip(range(10_000), f):
+                out.write(text)
+        timed("generated (first 10,000 lines), 1, 2, 4, 7 shards", check_shards, binary, head, "generated", tmp)
+        timed("merge refusals", check_merge_refusals, binary, tmp)
+        timed("environment", check_environment, binary, tmp)
+        timed("pipe", check_pipe, binary, sample, tmp)
+        timed("sample on redis", check_redis_shards, binary, sample, "sample", tmp)
+        # The whole generated log on Redis: one process and 7 shards (the most, where replays cross most shards), in
+        # one run that also has shard 1 killed half-way and run again and shard 0 run after the others, so that its
+        # lines overturn claims the others made (settled by merge); 1, 2 and 4 shards, each scenario on its own,
+        # run on the sample above. One run of 7 keeps the test command's added time near a minute.
+        timed("generated on redis, 7 shards", check_redis_shards, binary, generated, "generated", tmp, counts=(), late=7, killed=7)
+        timed("redis outage", check_redis_outage, binary, sample, tmp)
+    print(f"{passed} passed, {failed} failed in {time.time() - started:.0f} s ({cpu_seconds():.0f} CPU-seconds)")
     sys.exit(1 if failed else 0)
 
 

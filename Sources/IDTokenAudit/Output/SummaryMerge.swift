@@ -229,34 +229,67 @@ extension Timeline {
     }
 }
 
-extension AuditSummary {
-    /// Settles the claims a later shard overturned (DESIGN §12): a shard judged `line` the first acceptance of
-    /// its token, then another shard found the token on an earlier (at, line). If the summary merged for that
-    /// shard is the attempt that made the claim, its valid verdict becomes `replayed` (of `earlier`); replays
-    /// that named the overturned line as the first now name the earliest.
-    /// - Parameter shards: the merged shards' attempts by index, to tell a claim of the merged run of a shard from
-    ///   one of an earlier run of it.
-    package mutating func settle(overturned: [(line: Int, at: Double, attempt: String, earlier: Int)], attempts: [Int: String],
-                                shardCount: Int, issuerOf: (Int) -> String? = { _ in nil }) {
-        var earliest: [Int: Int] = [:]
-        for claim in overturned { earliest[claim.line] = claim.earlier }
-        func root(_ line: Int) -> Int {
-            var line = line, steps = 0
-            while let next = earliest[line], steps < 64 { line = next; steps += 1 }
-            return line
+/// What a run's claims that a later shard overturned (DESIGN §12) change in the merged verdicts: a shard judged
+/// `line` the first acceptance of its token, then another shard found the token at an earlier (at, line). The
+/// record on Redis lists every such claim with the attempt (the run of a shard) that made it; only the claims of
+/// the attempts being merged stand in their verdicts, and each becomes `replayed` of the earliest line.
+package struct ShardSettlement: Sendable {
+    /// The merged verdicts a later shard overturned: line → the time it was judged at and the earliest line of
+    /// its token.
+    package private(set) var overturned: [Int: (at: Double, earliest: Int)] = [:]
+    /// Every overturned claim (of any attempt): line → the line that overturned it, which may itself have been
+    /// overturned later.
+    private var overturnedBy: [Int: Int] = [:]
+
+    /// No claim overturned.
+    package init() {}
+
+    /// - Parameters:
+    ///   - claims: the run's overturned claims, as `RedisReplayCache.overturnedClaims(run:)` lists them.
+    ///   - attempts: the merged summaries' attempts by shard index, to tell a claim of the merged run of a shard
+    ///     from one of an earlier run of it (whose verdicts were written again).
+    package init(claims: [(line: Int, at: Double, attempt: String, earlier: Int)], attempts: [Int: String], shardCount: Int) {
+        for claim in claims { overturnedBy[claim.line] = claim.earlier }
+        for claim in claims where attempts[claim.line % shardCount] == claim.attempt {
+            overturned[claim.line] = (claim.at, earliest(claim.line))
         }
+    }
+
+    /// Whether nothing changes.
+    package var isEmpty: Bool { overturnedBy.isEmpty }
+
+    /// The earliest line of the token first accepted on `line` as far as a verdict could tell: `line` unless a
+    /// later shard overturned it (following chains of overturned claims).
+    package func earliest(_ line: Int) -> Int {
+        var line = line, steps = 0
+        while let next = overturnedBy[line], steps < 64 { line = next; steps += 1 }
+        return line
+    }
+}
+
+extension AuditSummary {
+    /// Settles the claims a later shard overturned (DESIGN §12): each valid verdict of `settlement` becomes
+    /// `replayed` (of the earliest line), and replays that named an overturned line as the first now name the
+    /// earliest.
+    /// - Parameter claims: the issuer and subject of a settled line, for the replay examples, when the merge read
+    ///   the verdict lines (``VerdictMerge``); otherwise unknown.
+    package mutating func settle(_ settlement: ShardSettlement,
+                                claims: (Int) -> (issuer: String?, subject: String?)? = { _ in nil }) {
+        guard !settlement.isEmpty else { return }
         let replayedSeries = 1 + AuditSummary.codeIndex[.replayed]!
-        for claim in overturned where attempts[claim.line % shardCount] == claim.attempt {
+        for (line, claim) in settlement.overturned {
             valid -= 1
             invalid += 1
             byError[TokenError.Code.replayed.rawValue, default: 0] += 1
             replays += 1
             verdictTimeline.move(at: claim.at, from: 0, to: replayedSeries)
-            replayExamples.append(ReplayExample(line: claim.line, firstLine: root(claim.line), issuer: issuerOf(claim.line),
-                                                subject: nil, at: claim.at))
+            let known = claims(line)
+            replayExamples.append(ReplayExample(line: line, firstLine: claim.earliest, issuer: known?.issuer,
+                                                subject: known?.subject, at: claim.at))
         }
         replayExamples = Array(replayExamples.map { e in
-            ReplayExample(line: e.line, firstLine: e.firstLine > 0 ? root(e.firstLine) : 0, issuer: e.issuer, subject: e.subject, at: e.at)
+            ReplayExample(line: e.line, firstLine: e.firstLine > 0 ? settlement.earliest(e.firstLine) : 0, issuer: e.issuer,
+                          subject: e.subject, at: e.at)
         }.sorted { $0.line < $1.line }.prefix(AuditSummary.exampleLimit))
     }
 }

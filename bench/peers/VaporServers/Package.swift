@@ -1,5 +1,5 @@
 // swift-tools-version: 6.1
-// The Vapor integration against vapor/jwt 5.2 as HTTP servers, driven by wrk (bench/peers/vapor-wrk.sh). A package
+// The Vapor integration against vapor/jwt 5.2 as HTTP servers, driven by wrk (bench/serve_bench.py --vapor-peer). A package
 // of its own so that vapor/jwt never enters IDTokenKit's or IDTokenKitVapor's dependency graph.
 import PackageDescription
 

@@ -53,10 +53,22 @@ public struct IDTokenAuthenticator: AsyncBearerAuthenticator {
         self.settings = settings
     }
 
+    /// Reads the bearer token with ``BearerToken`` instead of Vapor's `headers.bearerAuthorization`, which splits
+    /// the header into `Character`s: for a Firebase token that took more CPU than its RSA verify.
+    public func authenticate(request: Request) async throws {
+        guard let authorization = request.headers.first(name: .authorization),
+              let token = BearerToken.token(inAuthorization: authorization) else { return }
+        await authenticate(token, for: request)
+    }
+
     public func authenticate(bearer: BearerAuthorization, for request: Request) async throws {
+        await authenticate(bearer.token, for: request)
+    }
+
+    func authenticate(_ token: String, for request: Request) async {
         do throws(TokenError) {
             let expected = try nonce?.expectation(request, profile: verifier.profile)
-            request.auth.login(try await verifier.verify(bearer.token, now: settings.now(), nonce: expected))
+            request.auth.login(try await verifier.verify(token, now: settings.now(), nonce: expected))
         } catch {
             request.idToken.refusal = error
             request.logger.info("ID token refused", metadata: ["code": "\(error.code.rawValue)", "reason": "\(error.message)"])

@@ -17,10 +17,11 @@ public struct IDTokenRequest: Sendable {
     /// - Throws: ``IDTokenRefusalError`` (401, 403 or 503 with the stable code) when there is no token or it
     ///   is refused.
     public func verify(profile: String = Application.IDTokens.defaultProfile, nonce: Nonce? = nil) async throws -> VerifiedToken {
-        guard let bearer = request.headers.bearerAuthorization else {
+        guard let authorization = request.headers.first(name: .authorization),
+              let token = BearerToken.token(inAuthorization: authorization) else {
             throw IDTokenRefusalError(missingTokenWith: request.application.idTokens.settings)
         }
-        return try await verify(bearer.token, profile: profile, nonce: nonce)
+        return try await verify(token, profile: profile, nonce: nonce)
     }
 
     /// Verifies `token` (from a body or a cookie, say) with the verifier registered under `profile`.
