@@ -316,20 +316,7 @@ package final class ServeService: Sendable {
 
     /// The bearer token, or the profile's cookie (the chosen profile's, else any configured cookie).
     func token(of request: ServeRequest, profile: String?) -> String? {
-        if let authorization = request.authorization {
-            // Byte-wise: Foundation's trimming would copy the token through UTF-16 on every request.
-            let utf8 = authorization.utf8
-            guard utf8.count > 7 else { return nil }
-            var index = utf8.startIndex
-            for expected in "bearer ".utf8 {
-                guard utf8[index] | 0x20 == expected else { return nil }
-                index = utf8.index(after: index)
-            }
-            var end = utf8.endIndex
-            while index < end, utf8[index] == UInt8(ascii: " ") { index = utf8.index(after: index) }
-            while end > index, utf8[utf8.index(before: end)] == UInt8(ascii: " ") { end = utf8.index(before: end) }
-            return index == end ? nil : String(authorization[index..<end])
-        }
+        if let authorization = request.authorization { return BearerToken.token(inAuthorization: authorization) }
         guard let cookieHeader = request.cookie, !settings.cookies.isEmpty else { return nil }
         let names = profile.map { settings.cookies[$0].map { [$0] } ?? [] } ?? settings.cookies.values.sorted()
         for pair in cookieHeader.split(separator: ";") {
