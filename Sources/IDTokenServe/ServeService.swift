@@ -210,10 +210,13 @@ package final class ServeService: Sendable {
 
     /// Answers `request` with the snapshot the connection holds.
     func decide(_ request: ServeRequest, snapshot: Snapshot) -> ServeDecision {
+        // On the target's bytes: comparing `Character`s would walk grapheme clusters on every request.
         var path = Substring(request.target)
-        if let query = path.firstIndex(of: "?") { path = path[..<query] }
-        if path == "/verify" || path.hasPrefix("/verify/") {
-            return verify(request, path: path.dropFirst("/verify".count), snapshot: snapshot)
+        if let query = path.utf8.firstIndex(of: UInt8(ascii: "?")) { path = path[..<query] }
+        let verifyPrefix = "/verify".utf8
+        if path.utf8.starts(with: verifyPrefix),
+           path.utf8.count == verifyPrefix.count || path.utf8[path.utf8.index(path.startIndex, offsetBy: verifyPrefix.count)] == UInt8(ascii: "/") {
+            return verify(request, path: path[path.utf8.index(path.startIndex, offsetBy: verifyPrefix.count)...], snapshot: snapshot)
         }
         metrics.countOtherRequest()
         switch path {
@@ -313,20 +316,7 @@ package final class ServeService: Sendable {
 
     /// The bearer token, or the profile's cookie (the chosen profile's, else any configured cookie).
     func token(of request: ServeRequest, profile: String?) -> String? {
-        if let authorization = request.authorization {
-            // Byte-wise: Foundation's trimming would copy the token through UTF-16 on every request.
-            let utf8 = authorization.utf8
-            guard utf8.count > 7 else { return nil }
-            var index = utf8.startIndex
-            for expected in "bearer ".utf8 {
-                guard utf8[index] | 0x20 == expected else { return nil }
-                index = utf8.index(after: index)
-            }
-            var end = utf8.endIndex
-            while index < end, utf8[index] == UInt8(ascii: " ") { index = utf8.index(after: index) }
-            while end > index, utf8[utf8.index(before: end)] == UInt8(ascii: " ") { end = utf8.index(before: end) }
-            return index == end ? nil : String(authorization[index..<end])
-        }
+        if let authorization = request.authorization { return BearerToken.token(inAuthorization: authorization) }
         guard let cookieHeader = request.cookie, !settings.cookies.isEmpty else { return nil }
         let names = profile.map { settings.cookies[$0].map { [$0] } ?? [] } ?? settings.cookies.values.sorted()
         for pair in cookieHeader.split(separator: ";") {
@@ -352,11 +342,15 @@ package final class ServeService: Sendable {
         var headers: [(String, String)] = [("X-Auth-Error", code), ("Cache-Control", "no-store")]
         if let challenge = refusal.wwwAuthenticate(realm: settings.realm) { headers.insert(("WWW-Authenticate", challenge), at: 0) }
         if status == 503 { headers.append(("Retry-After", String(settings.retryAfterSeconds))) }
-        var metadata: Logger.Metadata = ["code": "\(code)", "status": "\(status)",
-                                         "message": "\(IdentityHeaders.encode(String(error.message.prefix(300))))"]
-        if let profile { metadata["profile"] = "\(profile)" }
-        if let claim = error.claim { metadata["claim"] = "\(IdentityHeaders.encode(claim))" }
-        logger.info("refused", metadata: metadata)
+        // The line's metadata is only built when the line is written (a refused request is the cheap path of a
+        // flood of forged tokens).
+        if logger.logLevel <= .info {
+            var metadata: Logger.Metadata = ["code": "\(code)", "status": "\(status)",
+                                             "message": "\(IdentityHeaders.encode(String(error.message.prefix(300))))"]
+            if let profile { metadata["profile"] = "\(profile)" }
+            if let claim = error.claim { metadata["claim"] = "\(IdentityHeaders.encode(claim))" }
+            logger.info("refused", metadata: metadata)
+        }
         var response = ServeResponse(status: status, headers: headers, body: "")
         response.slot = ServeMetrics.slot(error.code)
         return response
@@ -397,10 +391,8 @@ package final class ServeService: Sendable {
             if let error = add("X-Auth-Email", "email", email) { return refusal(error, profile: name) }
         }
         // The payload segment as the token carries it: already base64url, so already a safe header value.
-        let utf8 = token.utf8
-        if let first = utf8.firstIndex(of: UInt8(ascii: ".")), let last = utf8.lastIndex(of: UInt8(ascii: ".")), first < last,
-           utf8.distance(from: first, to: last) - 1 <= settings.maxClaimsHeaderBytes {
-            headers.append(("X-Auth-Claims", String(token[utf8.index(after: first)..<last])))
+        if let payload = Self.payloadSegment(of: token), payload.bytes <= settings.maxClaimsHeaderBytes {
+            headers.append(("X-Auth-Claims", String(token[payload.range])))
         } else {
             headers.append(("X-Auth-Claims-Omitted", "too-large"))
         }
@@ -413,6 +405,22 @@ package final class ServeService: Sendable {
         var response = ServeResponse(status: 200, headers: headers, body: "")
         response.slot = 0
         return response
+    }
+
+    /// The range of a compact token's payload segment (between its first and second `.`: the token was split
+    /// and verified, so it has exactly two), found with `memchr` on the token's bytes in place; and its length.
+    static func payloadSegment(of token: String) -> (range: Range<String.Index>, bytes: Int)? {
+        var token = token
+        token.makeContiguousUTF8()
+        let dots = token.utf8.withContiguousStorageIfAvailable { bytes -> (Int, Int)? in
+            guard let base = bytes.baseAddress,
+                  let first = ByteSearch.firstIndex(of: UInt8(ascii: "."), in: base, from: 0, to: bytes.count),
+                  let second = ByteSearch.firstIndex(of: UInt8(ascii: "."), in: base, from: first + 1, to: bytes.count) else { return nil }
+            return (first, second)
+        }
+        guard let (first, second) = dots ?? nil else { return nil }
+        let utf8 = token.utf8
+        return (utf8.index(utf8.startIndex, offsetBy: first + 1)..<utf8.index(utf8.startIndex, offsetBy: second), second - first - 1)
     }
 
     /// Key-source and cache figures for `/metrics`.

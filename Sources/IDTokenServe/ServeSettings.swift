@@ -22,8 +22,8 @@ import IDTokenKit
 package struct ServeSettings: Sendable, Equatable {
     package var host = "127.0.0.1"
     package var port = 8080
-    /// The most bytes a request may send before its header is complete (and, since the body is never read, the
-    /// most bytes of a request in all); more is answered 431 and the connection closed.
+    /// The most bytes of a request's head, and of its head and the body it declares (the body is never read, only
+    /// skipped); more is answered 431 (413 for the body) and the connection closed.
     package var maxHeaderBytes = 16 * 1024
     /// Open connections at once; further ones are closed as soon as they are accepted.
     package var maxConnections = 10_000

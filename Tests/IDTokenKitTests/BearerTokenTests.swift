@@ -17,6 +17,10 @@ import Testing
         #expect(BearerToken.token(inAuthorization: "Bearerabc") == nil)
         #expect(BearerToken.token(inAuthorization: "") == nil)
         #expect(BearerToken.token(inAuthorization: "Béarer abc") == nil)
+        // Only a space separates the scheme: a NUL or a tab there (each equals a space with bit 5 set, as the
+        // scheme's letters are compared) is not one.
+        #expect(BearerToken.token(inAuthorization: "Bearer\u{0}abc") == nil)
+        #expect(BearerToken.token(inAuthorization: "Bearer\u{0}\u{0}") == nil)
     }
 
     @Test func whitespaceInsideIsNoBearerCredential() {

@@ -97,7 +97,7 @@ import Testing
             DispatchQueue.concurrentPerform(iterations: 16) { _ in
                 guard let connection = try? RawConnection(port: port, timeoutSeconds: 5) else { return }
                 while true {
-                    guard connection.send("GET /verify HTTP/1.1\r\nAuthorization: Bearer \(token)\r\n\r\n") else { return }
+                    guard connection.send("GET /verify HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \(token)\r\n\r\n") else { return }
                     guard let response = connection.readResponseBlocking() else {
                         // The connection ended: it must have ended between answers, never inside one.
                         return

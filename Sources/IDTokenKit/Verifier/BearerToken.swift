@@ -12,20 +12,29 @@ public enum BearerToken {
         let utf8 = value.utf8
         guard utf8.count > 7 else { return nil }
         var index = utf8.startIndex
-        for expected in "bearer ".utf8 {
+        // Letters compared with bit 5 set (only `B`/`b` give `b`, …); the space exactly (a NUL with bit 5 set
+        // would be one).
+        for expected in "bearer".utf8 {
             guard utf8[index] | 0x20 == expected else { return nil }
             index = utf8.index(after: index)
         }
+        guard utf8[index] == UInt8(ascii: " ") else { return nil }
         var end = utf8.endIndex
         while index < end, utf8[index] == UInt8(ascii: " ") { index = utf8.index(after: index) }
         while end > index, utf8[utf8.index(before: end)] == UInt8(ascii: " ") { end = utf8.index(before: end) }
         guard index < end else { return nil }
-        var ascii = true
-        for byte in utf8[index..<end] {
-            if byte == 0x20 || (0x09...0x0D).contains(byte) { return nil }
-            if byte >= 0x80 { ascii = false }
-        }
         let token = String(value[index..<end])
+        // On the token's bytes in place: iterating a `String.UTF8View` byte by byte costs several times more.
+        var ascii = true
+        let inner: Bool? = token.utf8.withContiguousStorageIfAvailable { bytes in
+            for byte in bytes {
+                if byte == 0x20 || (0x09...0x0D).contains(byte) { return true }
+                if byte >= 0x80 { ascii = false }
+            }
+            return false
+        }
+        if inner ?? token.utf8.contains(where: { $0 == 0x20 || (0x09...0x0D).contains($0) }) { return nil }
+        if inner == nil { ascii = token.utf8.allSatisfy { $0 < 0x80 } }
         // Unicode whitespace (U+00A0, U+2028, …) only where there is non-ASCII text, which no JWS has.
         if !ascii, token.unicodeScalars.contains(where: \.properties.isWhitespace) { return nil }
         return token

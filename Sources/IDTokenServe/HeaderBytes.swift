@@ -1,0 +1,34 @@
+/// Header bytes eight at a time: the request parser looks for the end of a line and for control characters in
+/// it, and every value the service writes is checked to be printable ASCII. Most words hold neither, so a word
+/// is tested at once and only a word that might hold one is looked at byte by byte.
+enum HeaderBytes {
+    private static let highs: UInt64 = 0x8080_8080_8080_8080
+
+    /// Whether `word` may hold a byte below 0x20 (a control character, CR and LF included) or DEL (0x7F). Never
+    /// false when it does; rarely true when it does not (a borrow between bytes), and the caller then looks at the
+    /// bytes one by one.
+    @inline(__always)
+    static func mayHoldControl(_ word: UInt64) -> Bool {
+        let below = (word &- 0x2020_2020_2020_2020) & ~word & highs
+        let flipped = word ^ 0x7F7F_7F7F_7F7F_7F7F
+        let del = (flipped &- 0x0101_0101_0101_0101) & ~flipped & highs
+        return below | del != 0
+    }
+
+    /// Whether every byte is printable ASCII (0x20 to 0x7E).
+    static func isPrintableASCII(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        let raw = UnsafeRawBufferPointer(bytes)
+        var index = 0
+        while index + 8 <= raw.count {
+            let word = raw.loadUnaligned(fromByteOffset: index, as: UInt64.self)
+            if word & highs != 0 || mayHoldControl(word) { break }
+            index += 8
+        }
+        while index < raw.count {
+            let byte = raw[index]
+            guard byte >= 0x20 && byte < 0x7F else { return false }
+            index += 1
+        }
+        return true
+    }
+}
