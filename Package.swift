@@ -11,6 +11,8 @@ let package = Package(
         // The audit engine: package-level API (idtoken, the bench harness); a product for the fuzz package.
         .library(name: "IDTokenAudit", targets: ["IDTokenAudit"]),
         .library(name: "IDTokenKitLifecycle", targets: ["IDTokenKitLifecycle"]),
+        // `idtoken serve`'s service: package-level API (idtoken); a product for the fuzz package's request parser.
+        .library(name: "IDTokenServe", targets: ["IDTokenServe"]),
         .executable(name: "idtoken", targets: ["idtoken"]),
         .executable(name: "idtoken-bench", targets: ["idtoken-bench"]),
     ],

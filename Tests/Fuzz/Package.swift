@@ -24,6 +24,10 @@ let package = Package(
             name: "FuzzAuditLine",
             dependencies: ["FuzzDriver", .product(name: "IDTokenAudit", package: "IDTokenKit")]
         ),
+        .executableTarget(
+            name: "FuzzHTTPHead",
+            dependencies: ["FuzzDriver", .product(name: "IDTokenServe", package: "IDTokenKit")]
+        ),
         .executableTarget(name: "FuzzJSON", dependencies: ["FuzzDriver", .product(name: "JOSE", package: "IDTokenKit")]),
         .executableTarget(
             name: "FuzzJWKS",

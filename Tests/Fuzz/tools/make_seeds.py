@@ -12,6 +12,8 @@ Deterministic: the same Vectors/ give the same files, named by the SHA-1 of thei
 - JWKS: every key set, JWK and certificate map in Vectors/ (modes 0 and 1), and every PEM string (mode 2).
 - AuditLine: the sample audit log (Vectors/samples/sample.log) in pieces of four lines, as they are, with CRLF line
   ends and gzip-compressed, plus lines of every other form the audit reads (JSON records, blank, binary, CRLF).
+- HTTPHead: request heads as nginx (auth_request), Envoy (ext_authz) and Traefik (forwardAuth) send them to
+  `idtoken serve`, pipelined pairs, and the framings it refuses, each with a real token (first byte: the limit).
 """
 import base64, gzip, hashlib, json, os, re, sys
 
@@ -68,11 +70,34 @@ def audit_seeds(add):
     ]))
 
 
+def http_seeds(add):
+    lines = open(os.path.join(ROOT, "Vectors", "samples", "sample.log"), "rb").read().split(b"\n")
+    token = next(l for l in lines if b"eyJ" in l)
+    token = token[token.index(b"eyJ"):].split(b"&")[0].split(b'"')[0].split(b" ")[0]
+    bearer = b"Authorization: Bearer " + token + b"\r\n"
+    heads = [
+        b"GET /verify HTTP/1.0\r\nHost: auth\r\n" + bearer + b"X-Original-URI: /app\r\n\r\n",                        # nginx
+        b"DELETE /verify/api/orders/7?x=1 HTTP/1.1\r\nhost: api\r\ncontent-length: 0\r\n" + bearer + b"\r\n",       # Envoy
+        b"GET /verify HTTP/1.1\r\nHost: auth\r\n" + bearer + b"X-Forwarded-Method: POST\r\nX-Forwarded-Uri: /a\r\n\r\n",  # Traefik
+        b"GET /verify/firebase HTTP/1.1\r\nHost: a\r\nCookie: a=1\r\nCookie: __session=" + token + b"\r\nX-IDToken-Nonce: n\r\n\r\n",
+        b"POST /verify HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\n" + bearer + b"\r\nhello",
+        b"POST /verify HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n",
+        b"GET /verify HTTP/1.1\r\nHost: a\r\nConnection: keep-alive, close\r\n\r\nGET /healthz HTTP/1.1\r\nHost: a\r\n\r\n",
+        b"GET /verify HTTP/1.1\r\nHost: a\r\n folded\r\n\r\n",
+        b"GET /verify HTTP/1.1\nHost: a\n\n",
+        b"GET /verify HTTP/1.1\r\nHost: a\r\nContent-Length: 1\r\nTransfer-Encoding: chunked\r\n\r\n",
+        b"\r\n\r\nGET / HTTP/2.0\r\n\r\n",
+    ]
+    for head in heads:
+        add(b"\x03" + head)
+        add(b"\x01" + head[:300])
+
+
 def main():
     if len(sys.argv) != 2:
         sys.exit("usage: make_seeds.py OUT")
     destination = sys.argv[1]
-    corpora = {"CompactJWS": {}, "JSON": {}, "JWKS": {}, "AuditLine": {}}
+    corpora = {"CompactJWS": {}, "JSON": {}, "JWKS": {}, "AuditLine": {}, "HTTPHead": {}}
 
     def add(target, data):
         corpora[target][hashlib.sha1(data).hexdigest()] = data
@@ -130,6 +155,7 @@ def main():
             walk(document, visit)
 
     audit_seeds(lambda data: add("AuditLine", data))
+    http_seeds(lambda data: add("HTTPHead", data))
 
     for target, files in corpora.items():
         directory = os.path.join(destination, target)
