@@ -17,7 +17,10 @@ import Testing
         return policy
     }
 
-    static let limits = KeyFetchLimits(connectTimeout: .seconds(2), totalTimeout: .seconds(5), maximumBodyBytes: 1 << 20)
+    // Generous: a fetch from the loopback server that times out on a loaded machine (the whole suite running in
+    // parallel on two cores) would leave a source waiting for a retry on the manual clock that never comes. The
+    // tests of timeouts set their own short limits.
+    static let limits = KeyFetchLimits(connectTimeout: .seconds(10), totalTimeout: .seconds(25), maximumBodyBytes: 1 << 20)
 
     static func withServer(_ initial: ScriptedHTTPServer.Reply,
                            _ body: (ScriptedHTTPServer) async throws -> Void) async throws {
