@@ -29,8 +29,12 @@ that the total rate comes near the target. This is a closed loop: a connection w
 nothing meanwhile, so a stall delays fewer requests than an open-loop client would send (coordinated omission);
 the tail percentiles are a lower bound of what an open-loop client at that rate would see.
 
+--pin gives the server and the client cores of their own: every server runs on the last CPU (`idtoken serve` with
+`--threads 1`, nginx with its one worker), wrk on the others with one thread. Without it, wrk's threads and the
+server's event loops share every core, and the latency percentiles measure the scheduler as much as the server.
+
 Usage: bench/serve_bench.py .build/release/idtoken [--vapor-peer bench/peers/VaporServers/.build/release/vapor-peer-server]
-           [--seconds 5] [--connections 32] [--tokens 4000] [--rounds 1] [--paced] [--json serve-bench.json]
+           [--seconds 5] [--connections 32] [--tokens 4000] [--rounds 1] [--paced] [--pin] [--json serve-bench.json]
 Bounded in time: per round about 1.5 × seconds + 3 s per row (10 rows with --vapor-peer, 4 without), then 3 s of
 openssl; --paced adds 2 × (seconds + 7) s at most.
 """
@@ -109,9 +113,20 @@ class Target:
         self.name, self.start, self.path, self.subject, self.tokens, self.expect_ok = name, start, path, subject, tokens, expect_ok
 
 
+# With --pin: the CPUs the servers run on and the CPUs wrk runs on (see the module's text).
+PINNING = {"server": None, "client": None}
+
+
+def pinned(command, role):
+    cpus = PINNING[role]
+    return command if cpus is None else ["taskset", "-c", ",".join(map(str, sorted(cpus)))] + command
+
+
 def wrk(port, path, seconds, connections, threads, script, tokens, delay_ms=0):
-    command = ["wrk", "-t%d" % threads, "-c%d" % connections, "-d%ds" % seconds, "-s", script,
-               "http://127.0.0.1:%d%s" % (port, path)]
+    if PINNING["client"] is not None:
+        threads = 1
+    command = pinned(["wrk", "-t%d" % threads, "-c%d" % connections, "-d%ds" % seconds, "-s", script,
+               "http://127.0.0.1:%d%s" % (port, path)], "client")
     env = dict(os.environ, IDTK_TOKENS=tokens, IDTK_PATH=path, IDTK_THREADS=str(threads), IDTK_DELAY_MS=str(delay_ms))
     out = subprocess.run(command, capture_output=True, text=True, env=env, check=True).stdout
     fields = [int(x) for x in re.search(r"^IDTK ([\d ]+)$", out, re.M).group(1).split()]
@@ -212,8 +227,16 @@ def main():
     parser.add_argument("--tokens", type=int, default=4000)
     parser.add_argument("--rounds", type=int, default=1)
     parser.add_argument("--paced", action="store_true", help="idtoken serve at ~50 %% and ~90 %% of its saturating rate")
+    parser.add_argument("--pin", action="store_true", help="servers on the last CPU (idtoken serve with one thread), wrk on the others")
     parser.add_argument("--json", default="serve-bench.json", help="where every run's figures are written")
     args = parser.parse_args()
+    if args.pin:
+        cpus = sorted(os.sched_getaffinity(0))
+        if len(cpus) < 2:
+            sys.exit("error: --pin needs at least two CPUs (this process may use %s)" % cpus)
+        if not shutil.which("taskset"):
+            sys.exit("error: --pin needs taskset (util-linux)")
+        PINNING["server"], PINNING["client"] = cpus[-1:], cpus[:-1]
     work = tempfile.mkdtemp(prefix="serve-bench-")
     try:
         run(args, work)
@@ -256,8 +279,9 @@ def run(args, work):
             with open(config, "w") as f:
                 json.dump({"profiles": [{"provider": "firebase", "projectId": PROJECT, "keys": keys_file}],
                            "serve": {"verifiedTokenCache": cache, "maxConnections": 1000}}, f)
-            process = subprocess.Popen([args.binary, "serve", "--config", config, "--listen", "127.0.0.1:0",
-                                        "--log-level", "error"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+            threads = ["--threads", "1"] if args.pin else []
+            process = subprocess.Popen(pinned([args.binary, "serve", "--config", config, "--listen", "127.0.0.1:0",
+                                               "--log-level", "error"] + threads, "server"), stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
             line = process.stdout.readline().decode()
             return process, int(line.strip().rsplit(":", 1)[1])
         return start
@@ -268,8 +292,8 @@ def run(args, work):
             # LOG_LEVEL=error: Vapor's default route logging (a line a request at info) would cost every mode alike.
             env = dict(os.environ, BENCH_MODE=mode, BENCH_PORT=str(port), BENCH_JWKS=keys_file, BENCH_PROJECT=PROJECT,
                        BENCH_CACHE=str(cache), LOG_LEVEL="error")
-            process = subprocess.Popen([args.vapor_peer, "serve", "--hostname", "127.0.0.1", "--port", str(port)],
-                                       env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            process = subprocess.Popen(pinned([args.vapor_peer, "serve", "--hostname", "127.0.0.1", "--port", str(port)],
+                                              "server"), env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
             return process, port
         return start
 
@@ -285,8 +309,8 @@ http { access_log off; client_body_temp_path %(w)s/tmp-body; proxy_temp_path %(w
   keepalive_requests 1000000;
   server { listen 127.0.0.1:%(p)d; location / { return 200; } } }
 """ % {"w": work, "p": port})
-        process = subprocess.Popen([shutil.which("nginx") or "/usr/sbin/nginx", "-p", work, "-c", os.path.join(work, "nginx.conf")],
-                                   stderr=subprocess.DEVNULL)
+        process = subprocess.Popen(pinned([shutil.which("nginx") or "/usr/sbin/nginx", "-p", work, "-c", os.path.join(work, "nginx.conf")],
+                                          "server"), stderr=subprocess.DEVNULL)
         return process, port
 
     serve_subject = lambda response, body: response.getheader("X-Auth-Subject")
@@ -329,7 +353,7 @@ http { access_log off; client_body_temp_path %(w)s/tmp-body; proxy_temp_path %(w
         paced = measure(rows[0][0], args, script, token_files["distinct"], paced=[0.5 * saturating, 0.9 * saturating])
         load.append(os.getloadavg())
 
-    speed = subprocess.run(["openssl", "speed", "-seconds", "3", "-mr", "rsa2048"], capture_output=True, text=True).stdout
+    speed = subprocess.run(pinned(["openssl", "speed", "-seconds", "3", "-mr", "rsa2048"], "server"), capture_output=True, text=True).stdout
     match = re.search(r"\+F2:\d+:2048:([\d.]+):([\d.]+)", speed)
     raw_verify_us = float(match.group(2)) if match else float("nan")
     if match and raw_verify_us > 1:   # -mr gives seconds per op in newer versions, ops/s otherwise
@@ -338,9 +362,12 @@ http { access_log off; client_body_temp_path %(w)s/tmp-body; proxy_temp_path %(w
         raw_verify_us *= 1e6
 
     print("load average (1 min) during the run: %s" % ", ".join("%.1f" % l[0] for l in load))
+    if args.pin:
+        print("pinned: servers (idtoken serve with one event-loop thread) on CPU %s, wrk (one thread) on CPU %s" % (
+            ",".join(map(str, PINNING["server"])), ",".join(map(str, PINNING["client"]))))
     print()
-    print("| server | tokens | requests/s (%d conns, 2 wrk threads) | server CPU µs/request | p50 / p99 / p99.9 µs | "
-          "1 conn: requests/s, p50 / p99 µs |" % args.connections)
+    print("| server | tokens | requests/s (%d conns, %d wrk threads) | server CPU µs/request | p50 / p99 / p99.9 µs | "
+          "1 conn: requests/s, p50 / p99 µs |" % (args.connections, 1 if args.pin else 2))
     print("|---|---|---|---|---|---|")
     for target, label in rows:
         k = (target.name, label)
@@ -394,7 +421,7 @@ http { access_log off; client_body_temp_path %(w)s/tmp-body; proxy_temp_path %(w
             median(k, "saturated", "rps") / median(jwt_repeat, "saturated", "rps")))
     with open(args.json, "w") as f:
         json.dump({"rows": [{"server": k[0], "tokens": k[1], "rounds": v} for k, v in results.items()],
-                   "paced": paced, "raw_verify_us": raw_verify_us, "load_average": load}, f, indent=1)
+                   "paced": paced, "raw_verify_us": raw_verify_us, "load_average": load, "pinned": PINNING}, f, indent=1)
 
 
 if __name__ == "__main__":

@@ -1,3 +1,5 @@
+import JOSE
+
 /// Header bytes eight at a time: the request parser looks for the end of a line and for control characters in
 /// it, and every value the service writes is checked to be printable ASCII. Most words hold neither, so a word
 /// is tested at once and only a word that might hold one is looked at byte by byte.
@@ -17,18 +19,6 @@ enum HeaderBytes {
 
     /// Whether every byte is printable ASCII (0x20 to 0x7E).
     static func isPrintableASCII(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
-        let raw = UnsafeRawBufferPointer(bytes)
-        var index = 0
-        while index + 8 <= raw.count {
-            let word = raw.loadUnaligned(fromByteOffset: index, as: UInt64.self)
-            if word & highs != 0 || mayHoldControl(word) { break }
-            index += 8
-        }
-        while index < raw.count {
-            let byte = raw[index]
-            guard byte >= 0x20 && byte < 0x7F else { return false }
-            index += 1
-        }
-        return true
+        ByteSearch.allASCII(UnsafeRawBufferPointer(bytes), from: 0x20)
     }
 }

@@ -35,4 +35,34 @@ import Testing
         #expect(BearerToken.token(inAuthorization: "Bearer zoë") == "zoë")
         #expect(BearerToken.token(inAuthorization: "Bearer a,b;c") == "a,b;c")
     }
+
+    /// The rule read one character at a time, as RFC 6750 §2.1 states it: the reference the byte-wise reader (which
+    /// checks eight bytes at a time) must agree with.
+    static func reference(_ value: String) -> String? {
+        guard value.count > 7, value.prefix(6).lowercased() == "bearer", value.unicodeScalars.dropFirst(6).first == " "
+        else { return nil }
+        let token = value.unicodeScalars.dropFirst(7).drop(while: { $0 == " " })
+        let trimmed = String(String.UnicodeScalarView(token)).reversed().drop(while: { $0 == " " }).reversed()
+        let text = String(trimmed)
+        guard !text.isEmpty, !text.unicodeScalars.contains(where: { $0.properties.isWhitespace || (0x09...0x0D).contains($0.value) })
+        else { return nil }
+        return text
+    }
+
+    @Test func everyByteAtEveryPlaceOfAWordAgreesWithTheRule() {
+        // Every ASCII byte and a few non-ASCII characters, at each of the first seventeen places and the last
+        // few of a token long enough to be read in words (and at its tail, read byte by byte).
+        let base = String(repeating: "eyJhbGciOi.", count: 4)
+        var checked = 0
+        for scalar in (0...0x7F).map({ Unicode.Scalar($0)! }) + ["\u{A0}", "é", "\u{2028}", "\u{3000}"] {
+            for place in Array(0...17) + Array((base.count - 3)...base.count) {
+                var chars = Array(base.unicodeScalars)
+                chars.insert(scalar, at: place)
+                let value = "Bearer " + String(String.UnicodeScalarView(chars))
+                #expect(BearerToken.token(inAuthorization: value) == Self.reference(value), "\(scalar.value) at \(place)")
+                checked += 1
+            }
+        }
+        #expect(checked == 132 * 22)
+    }
 }

@@ -9,34 +9,31 @@ public enum BearerToken {
     /// Byte-wise: splitting the header into `Character`s, as a `String.split` does, costs more than the RSA
     /// verify of a 900-byte token (measured in a Vapor server: BENCHMARKS.md, "HTTP servers side by side").
     public static func token(inAuthorization value: String) -> String? {
-        let utf8 = value.utf8
-        guard utf8.count > 7 else { return nil }
-        var index = utf8.startIndex
-        // Letters compared with bit 5 set (only `B`/`b` give `b`, …); the space exactly (a NUL with bit 5 set
-        // would be one).
-        for expected in "bearer".utf8 {
-            guard utf8[index] | 0x20 == expected else { return nil }
-            index = utf8.index(after: index)
-        }
-        guard utf8[index] == UInt8(ascii: " ") else { return nil }
-        var end = utf8.endIndex
-        while index < end, utf8[index] == UInt8(ascii: " ") { index = utf8.index(after: index) }
-        while end > index, utf8[utf8.index(before: end)] == UInt8(ascii: " ") { end = utf8.index(before: end) }
-        guard index < end else { return nil }
-        let token = String(value[index..<end])
-        // On the token's bytes in place: iterating a `String.UTF8View` byte by byte costs several times more.
-        var ascii = true
-        let inner: Bool? = token.utf8.withContiguousStorageIfAvailable { bytes in
-            for byte in bytes {
-                if byte == 0x20 || (0x09...0x0D).contains(byte) { return true }
+        // On the value's bytes in place (a native string's are contiguous): iterating a `String.UTF8View` byte by
+        // byte costs several times more, and a token is about a kilobyte.
+        var value = value
+        return value.withUTF8 { bytes -> String? in
+            guard bytes.count > 7 else { return nil }
+            // Letters compared with bit 5 set (only `B`/`b` give `b`, …); the space exactly (a NUL with bit 5 set
+            // would be one).
+            for (offset, expected) in "bearer".utf8.enumerated() where bytes[offset] | 0x20 != expected { return nil }
+            guard bytes[6] == UInt8(ascii: " ") else { return nil }
+            var start = 7, end = bytes.count
+            while start < end, bytes[start] == UInt8(ascii: " ") { start += 1 }
+            while end > start, bytes[end - 1] == UInt8(ascii: " ") { end -= 1 }
+            guard start < end else { return nil }
+            let token = UnsafeBufferPointer(rebasing: bytes[start..<end])
+            // A JWS is visible ASCII, checked eight bytes at a time: the usual case.
+            if ByteSearch.allASCII(UnsafeRawBufferPointer(token), from: 0x21) { return String(decoding: token, as: UTF8.self) }
+            var ascii = true
+            for byte in token {
+                if byte == 0x20 || (0x09...0x0D).contains(byte) { return nil }
                 if byte >= 0x80 { ascii = false }
             }
-            return false
+            let text = String(decoding: token, as: UTF8.self)
+            // Unicode whitespace (U+00A0, U+2028, …) only where there is non-ASCII text, which no JWS has.
+            if !ascii, text.unicodeScalars.contains(where: \.properties.isWhitespace) { return nil }
+            return text
         }
-        if inner ?? token.utf8.contains(where: { $0 == 0x20 || (0x09...0x0D).contains($0) }) { return nil }
-        if inner == nil { ascii = token.utf8.allSatisfy { $0 < 0x80 } }
-        // Unicode whitespace (U+00A0, U+2028, …) only where there is non-ASCII text, which no JWS has.
-        if !ascii, token.unicodeScalars.contains(where: \.properties.isWhitespace) { return nil }
-        return token
     }
 }

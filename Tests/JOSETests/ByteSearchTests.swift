@@ -1,0 +1,29 @@
+import JOSE
+import Testing
+
+/// `ByteSearch.allASCII` reads eight bytes at a time; it must answer exactly what a byte-by-byte reading does.
+@Suite struct ByteSearchTests {
+    @Test func allASCIIAgreesWithReadingByteByByte() {
+        var mismatches: [String] = []
+        var checked = 0
+        for length in 1...20 {
+            for place in 0..<length {
+                for byte in 0...255 {
+                    var bytes = [UInt8](repeating: UInt8(ascii: "a"), count: length)
+                    bytes[place] = UInt8(byte)
+                    // A second odd byte further on: a word ruled out early must still be read to its end.
+                    if place + 9 < length { bytes[place + 9] = 0x7F }
+                    for lowest: UInt8 in [0x20, 0x21] {
+                        let expected = bytes.allSatisfy { $0 >= lowest && $0 < 0x7F }
+                        let got = bytes.withUnsafeBytes { ByteSearch.allASCII($0, from: lowest) }
+                        if got != expected { mismatches.append("length \(length), 0x\(String(byte, radix: 16)) at \(place), from \(lowest)") }
+                        checked += 1
+                    }
+                }
+            }
+        }
+        #expect(checked == 210 * 256 * 2)
+        #expect(mismatches.isEmpty, "\(mismatches.prefix(5))")
+        #expect([UInt8]().withUnsafeBytes { ByteSearch.allASCII($0, from: 0x21) })
+    }
+}
