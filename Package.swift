@@ -110,9 +110,11 @@ let package = Package(
         ),
         // Test helpers shared by the test targets (a libcrypto-backed token signer, seeded generators).
         .target(name: "TestSupport", dependencies: ["JOSE", "CLibCrypto", .product(name: "Logging", package: "swift-log")], path: "Tests/TestSupport"),
+        // IDTokenKit for its JSON text writer only (`JSONTree.jsonText`), which hands a vector file's JWK back to
+        // the parsers that take text; the tests exercise JOSE.
         .testTarget(
             name: "JOSETests",
-            dependencies: ["JOSE", "CJansson", "CLibCrypto", "TestSupport"],
+            dependencies: ["JOSE", "IDTokenKit", "CJansson", "CLibCrypto", "TestSupport"],
             resources: []
         ),
         .testTarget(name: "IDTokenKitTests", dependencies: ["IDTokenKit"]),

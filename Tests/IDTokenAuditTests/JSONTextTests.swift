@@ -26,14 +26,38 @@ struct JSONTextTests {
         #expect(!Array<UInt8>().withUnsafeBytes { JSONText.needsEscape($0) })
     }
 
-    @Test("a plain string is written as the general writer writes it, escapes or not", arguments: [
+    /// A JSON string literal as the output writes it, escaped one byte at a time from the table spelled out.
+    static func literalByteByByte(_ text: String) -> String {
+        var out: [UInt8] = [0x22]
+        for byte in text.utf8 {
+            switch byte {
+            case 0x22: out += Array(#"\""#.utf8)
+            case 0x5C: out += Array(#"\\"#.utf8)
+            case 0x0A: out += Array(#"\n"#.utf8)
+            case 0x0D: out += Array(#"\r"#.utf8)
+            case 0x09: out += Array(#"\t"#.utf8)
+            case 0x00..<0x20, 0x7F: out += Array(String(format: "\\u%04x", Int(byte)).utf8)
+            default: out.append(byte)
+            }
+        }
+        out.append(0x22)
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    @Test("the JSON text writer and the audit's record writer write a string literal alike, escapes or not", arguments: [
         "", "a", "https://securetoken.google.com/idtokenkit-sample", "quote \" inside a longer value", "back\\slash",
-        "line\nbreak in a value of some length", "tab\t", "del \u{7F} char", "ünïcödé välüé, long enough to span words", "\u{01}",
+        "line\nbreak in a value of some length", "tab\t", "cr\r", "del \u{7F} char", "ünïcödé välüé, long enough to span words",
+        "\u{01}", "\u{00}\u{1F} controls \u{08}\u{0C} past the first word",
     ])
-    func plainString(_ text: String) {
+    func stringLiteral(_ text: String) {
+        let expected = JSONTextTests.literalByteByByte(text)
         var out: [UInt8] = []
-        JSONText.appendPlainString(text, to: &out)
-        #expect(String(decoding: out, as: UTF8.self) == JSONText.quoted(text))
+        JSONText.appendString(text, to: &out)
+        #expect(String(decoding: out, as: UTF8.self) == expected)
+        #expect(JSONText.quoted(text) == expected)
+        var record: [UInt8] = Array("x".utf8)
+        RecordWriter.write(into: &record, bound: 2 + 6 * text.utf8.count) { $0.string(text) }
+        #expect(String(decoding: record, as: UTF8.self) == "x" + expected)
     }
 
     @Test("one hex writer: replay keys' digits and JSON's \\u escapes, checked against the reference")

@@ -1,3 +1,4 @@
+import IDTokenKit
 import JOSE
 import TestSupport
 import Testing

@@ -1,4 +1,5 @@
 import Foundation
+import IDTokenKit
 
 /// A stream of input bytes read in chunks: a file, standard input, or a decompressor over either.
 ///
@@ -17,25 +18,16 @@ package protocol ByteSource: AnyObject {
 }
 
 /// Why the audit could not read its input to the end.
-package struct AuditInputError: Error, Sendable, CustomStringConvertible, Equatable {
-    package enum Kind: String, Sendable {
-        /// The file could not be opened or read.
-        case io
-        /// The gzip stream is not valid gzip.
-        case corruptGzip = "corrupt_gzip"
-        /// The gzip stream ends before its end marker: the file was cut short.
-        case truncatedGzip = "truncated_gzip"
-    }
+package typealias AuditInputError = InputError<AuditInputErrorKind>
 
-    package let kind: Kind
-    package let message: String
-
-    package init(_ kind: Kind, _ message: String) {
-        self.kind = kind
-        self.message = message
-    }
-
-    package var description: String { message }
+/// What kind of input failure (``AuditInputError``'s `Kind`).
+package enum AuditInputErrorKind: String, Sendable {
+    /// The file could not be opened or read.
+    case io
+    /// The gzip stream is not valid gzip.
+    case corruptGzip = "corrupt_gzip"
+    /// The gzip stream ends before its end marker: the file was cut short.
+    case truncatedGzip = "truncated_gzip"
 }
 
 /// Reads a file (or standard input) through `FileHandle`, in chunks of a fixed size.

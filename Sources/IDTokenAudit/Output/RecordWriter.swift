@@ -1,3 +1,4 @@
+import IDTokenKit
 import JOSE
 
 /// Writes one output record through a pointer into room reserved at the end of a byte array: each piece is a
@@ -68,14 +69,14 @@ struct RecordWriter {
 }
 
 extension RecordWriter {
-    /// `text` as a JSON string literal, escaped as `JSONText.appendString` escapes it: `"` and `\` with a
-    /// backslash, LF, CR and tab by their short escapes, other control characters and DEL as `\u00XX`; the rest,
-    /// UTF-8 included, as it is. At most six bytes a byte and two quotes.
+    /// `text` as a JSON string literal, byte for byte as `JSONText.appendString` writes it (the same escape table,
+    /// `JSONText.escape`): `"` and `\` with a backslash, LF, CR and tab by their short escapes, other control
+    /// characters and DEL as `\u00XX`; the rest, UTF-8 included, as it is. At most six bytes a byte and two quotes.
     mutating func string(_ text: String) {
         text.withBorrowedUTF8 { bytes in
             byte(0x22)
             if JSONText.needsEscape(UnsafeRawBufferPointer(bytes)) {
-                for value in bytes { escaped(value) }
+                for value in bytes { JSONText.escape(value) { byte($0) } }
             } else {
                 self.bytes(bytes)
             }
@@ -85,20 +86,5 @@ extension RecordWriter {
 
     mutating func optionalString(_ text: String?) {
         if let text { string(text) } else { literal("null") }
-    }
-
-    private mutating func escaped(_ value: UInt8) {
-        switch value {
-        case 0x22: byte(0x5C); byte(0x22)
-        case 0x5C: byte(0x5C); byte(0x5C)
-        case 0x0A: byte(0x5C); byte(0x6E)
-        case 0x0D: byte(0x5C); byte(0x72)
-        case 0x09: byte(0x5C); byte(0x74)
-        case 0x00..<0x20, 0x7F:
-            literal("\\u00")
-            byte(Hex.digit(value >> 4))
-            byte(Hex.digit(value))
-        default: byte(value)
-        }
     }
 }

@@ -31,14 +31,16 @@ extension AuditSummary {
     package init(json text: String, name: String) throws(SummaryMergeError) {
         self.init()
         func bad(_ why: String) -> SummaryMergeError { SummaryMergeError("\(name): \(why)") }
-        guard let object = (try? JSONSerialization.jsonObject(with: Data(text.utf8))) as? [String: Any] else {
+        // The project's one reader of JSON documents (Jansson, through JOSE's JSONTree), as for the configuration
+        // file: no Foundation JSON.
+        guard let object = try? JSONTree.parse(text), object.objectMembers != nil else {
             throw bad("not a JSON summary of idtoken audit")
         }
-        func int(_ value: Any?) -> Int? { (value as? NSNumber).map { $0.intValue } }
-        func time(_ value: Any?) -> Double? { (value as? String).flatMap { UnixTime.parse($0) } }
-        func counter(_ value: Any?, limit: Int = 1000) -> BoundedCounter {
+        func int(_ value: JSONTree?) -> Int? { value?.int64.map { Int($0) } }
+        func time(_ value: JSONTree?) -> Double? { value?.string.flatMap { UnixTime.parse($0) } }
+        func counter(_ value: JSONTree?, limit: Int = 1000) -> BoundedCounter {
             var counter = BoundedCounter(limit: limit)
-            for (key, count) in (value as? [String: Any] ?? [:]).sorted(by: { $0.key < $1.key }) {
+            for (key, count) in (value?.objectMembers ?? []).sorted(by: { $0.key < $1.key }) {
                 guard let n = int(count) else { continue }
                 if key == "(other)" { counter.otherCount += n } else { counter.add(key, n) }
             }
@@ -50,28 +52,28 @@ extension AuditSummary {
         blankLines = int(object["blankLines"]) ?? 0
         valid = int(object["valid"]) ?? 0
         invalid = int(object["invalid"]) ?? 0
-        for (code, count) in object["byError"] as? [String: Any] ?? [:] { byError[code] = int(count) ?? 0 }
+        for (code, count) in object["byError"]?.objectMembers ?? [] { byError[code] = int(count) ?? 0 }
         byIssuer = counter(object["byIssuer"])
         byAudience = counter(object["byAudience"])
         byKid = counter(object["byKid"])
         byProfile = counter(object["byProfile"], limit: 64)
-        for (kid, value) in object["keys"] as? [String: Any] ?? [:] {
-            guard let key = value as? [String: Any], let uses = int(key["uses"]), let first = time(key["firstUse"]),
+        for (kid, key) in object["keys"]?.objectMembers ?? [] {
+            guard key.objectMembers != nil, let uses = int(key["uses"]), let first = time(key["firstUse"]),
                   let last = time(key["lastUse"]) else { throw bad("key \(kid) has no uses, firstUse or lastUse") }
-            keyUsage[kid] = KeyUsage(uses: uses, firstUse: first, lastUse: last, issuer: key["iss"] as? String ?? key["issuer"] as? String)
+            keyUsage[kid] = KeyUsage(uses: uses, firstUse: first, lastUse: last, issuer: key["iss"]?.string ?? key["issuer"]?.string)
         }
-        let replayMember = object["replays"] as? [String: Any] ?? [:]
-        replays = int(replayMember["count"]) ?? 0
-        for example in replayMember["examples"] as? [[String: Any]] ?? [] {
+        let replayMember = object["replays"]
+        replays = int(replayMember?["count"]) ?? 0
+        for example in replayMember?["examples"]?.array ?? [] {
             replayExamples.append(ReplayExample(line: int(example["line"]) ?? 0, firstLine: int(example["firstLine"]) ?? 0,
-                                                issuer: example["iss"] as? String, subject: example["sub"] as? String,
+                                                issuer: example["iss"]?.string, subject: example["sub"]?.string,
                                                 at: time(example["at"]) ?? 0))
         }
-        let expiredMember = object["usedAfterExpiry"] as? [String: Any] ?? [:]
-        usedAfterExpiry = int(expiredMember["count"]) ?? 0
-        for example in expiredMember["examples"] as? [[String: Any]] ?? [] {
-            expiredExamples.append(ExpiredExample(line: int(example["line"]) ?? 0, issuer: example["iss"] as? String,
-                                                  subject: example["sub"] as? String, expires: time(example["exp"]) ?? 0,
+        let expiredMember = object["usedAfterExpiry"]
+        usedAfterExpiry = int(expiredMember?["count"]) ?? 0
+        for example in expiredMember?["examples"]?.array ?? [] {
+            expiredExamples.append(ExpiredExample(line: int(example["line"]) ?? 0, issuer: example["iss"]?.string,
+                                                  subject: example["sub"]?.string, expires: time(example["exp"]) ?? 0,
                                                   at: time(example["at"]) ?? 0))
         }
         firstAt = time(object["firstAt"])
@@ -79,30 +81,34 @@ extension AuditSummary {
         verifications = int(object["verifications"]) ?? 0
         cacheHits = int(object["cacheHits"]) ?? 0
         threads = int(object["threads"]) ?? 1
-        elapsedSeconds = (object["elapsedSeconds"] as? NSNumber)?.doubleValue ?? 0
-        cpuSeconds = (object["cpuSeconds"] as? NSNumber)?.doubleValue ?? 0
-        if let message = object["inputError"] as? String { inputError = AuditInputError(.io, message) }
-        guard let shardMember = object["shard"] as? [String: Any] else {
+        elapsedSeconds = object["elapsedSeconds"]?.double ?? 0
+        cpuSeconds = object["cpuSeconds"]?.double ?? 0
+        if let message = object["inputError"]?.string { inputError = AuditInputError(.io, message) }
+        guard let shardMember = object["shard"], shardMember.objectMembers != nil else {
             throw bad("is not a shard's summary (it has no \"shard\" member: the audit ran without --shard)")
         }
         guard let index = int(shardMember["index"]), let count = int(shardMember["count"]),
               let shard = try? Shard(index: index, count: count) else { throw bad("its \"shard\" member has no valid index and count") }
         self.shard = shard
-        runID = shardMember["run"] as? String
-        shardAttempt = shardMember["attempt"] as? String
+        runID = shardMember["run"]?.string
+        shardAttempt = shardMember["attempt"]?.string
         replayUnchecked = int(object["replayUnchecked"]) ?? 0
-        func timeline(_ value: Any?, into t: inout Timeline) throws(SummaryMergeError) {
-            guard let member = value as? [String: Any], let width = (member["width"] as? NSNumber)?.doubleValue,
-                  let series = member["series"] as? [String], let buckets = member["buckets"] as? [[Any]] else {
+        func timeline(_ value: JSONTree?, into t: inout Timeline) throws(SummaryMergeError) {
+            guard let member = value, let width = member["width"]?.double, let seriesItems = member["series"]?.array,
+                  let buckets = member["buckets"]?.array else {
                 throw bad("its \"shard\" member has no time series")
             }
+            let series = seriesItems.compactMap(\.string)
+            guard series.count == seriesItems.count else { throw bad("its \"shard\" member has no time series") }
             t.series = series
             t.width = width
-            for row in buckets {
-                guard row.count == 2, let bucket = (row[0] as? NSNumber)?.int64Value, let counts = row[1] as? [NSNumber] else {
+            for item in buckets {
+                guard let row = item.array, row.count == 2, let bucket = row[0].int64, let countItems = row[1].array else {
                     throw bad("a time bucket is malformed")
                 }
-                t.buckets[bucket] = counts.map(\.intValue)
+                let counts = countItems.compactMap { $0.int64.map { Int($0) } }
+                guard counts.count == countItems.count else { throw bad("a time bucket is malformed") }
+                t.buckets[bucket] = counts
                 t.low = min(t.low, bucket)
                 t.high = max(t.high, bucket)
             }
