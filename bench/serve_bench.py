@@ -22,12 +22,12 @@ Reported per row: requests/s and wrk's p50/p99/p99.9 latency with `--connections
 run), and the same with one connection (a light load). With --rounds R every row is measured R times, the rows
 interleaved, and the median is shown.
 
---paced adds `idtoken serve` with distinct tokens at about 50 % and 90 % of its measured saturating rate: wrk
-cannot fix a request rate, so each connection waits a fixed delay (wrk's Lua `delay()`, whole milliseconds)
-before each request, and the number of connections is chosen (then corrected after up to three 2 s calibration runs) so
-that the total rate comes near the target. This is a closed loop: a connection waiting on a slow answer sends
-nothing meanwhile, so a stall delays fewer requests than an open-loop client would send (coordinated omission);
-the tail percentiles are a lower bound of what an open-loop client at that rate would see.
+--paced adds `idtoken serve` with distinct tokens at 50 % and 90 % of its measured saturating rate, and nginx at the
+same two rates beside it (the machine's own floor for the tail). wrk cannot hold a request rate (it keeps a fixed
+number of requests in flight, and its Lua delay() counts whole milliseconds, so a paced wrk sends each
+millisecond's requests together and measures its own bursts), so these rows use bench/tools/paced_client.c,
+compiled here with cc: an open-loop client that sends at times drawn from a Poisson process at the rate, over 64
+connections, and times each answer from when its request was due, waiting included (no coordinated omission).
 
 --pin gives the server and the client cores of their own: every server runs on the last CPU (`idtoken serve` with
 `--threads 1`, nginx with its one worker), wrk on the others with one thread. Without it, wrk's threads and the
@@ -36,7 +36,7 @@ server's event loops share every core, and the latency percentiles measure the s
 Usage: bench/serve_bench.py .build/release/idtoken [--vapor-peer bench/peers/VaporServers/.build/release/vapor-peer-server]
            [--seconds 5] [--connections 32] [--tokens 4000] [--rounds 1] [--paced] [--pin] [--json serve-bench.json]
 Bounded in time: per round about 1.5 × seconds + 3 s per row (10 rows with --vapor-peer, 4 without), then 3 s of
-openssl; --paced adds 2 × (seconds + 7) s at most.
+openssl; --paced adds 4 × (seconds + 1) s and about 12 s of start-up and warm-up.
 """
 import argparse
 import base64
@@ -64,7 +64,6 @@ LUA = """
 local tokens = {}
 for line in io.lines(os.getenv("IDTK_TOKENS")) do tokens[#tokens + 1] = line end
 local path = os.getenv("IDTK_PATH")
-local pause = tonumber(os.getenv("IDTK_DELAY_MS") or "0")
 local threads = tonumber(os.getenv("IDTK_THREADS") or "1")
 local counter = 0
 function setup(thread)
@@ -78,9 +77,6 @@ end
 function request()
   i = i % #tokens + 1
   return wrk.format("GET", path, {["Authorization"] = "Bearer " .. tokens[i]})
-end
-if pause > 0 then
-  function delay() return pause end
 end
 function done(summary, latency, requests)
   local e = summary.errors
@@ -122,18 +118,17 @@ def pinned(command, role):
     return command if cpus is None else ["taskset", "-c", ",".join(map(str, sorted(cpus)))] + command
 
 
-def wrk(port, path, seconds, connections, threads, script, tokens, delay_ms=0):
+def wrk(port, path, seconds, connections, threads, script, tokens):
     if PINNING["client"] is not None:
         threads = 1
     command = pinned(["wrk", "-t%d" % threads, "-c%d" % connections, "-d%ds" % seconds, "-s", script,
                "http://127.0.0.1:%d%s" % (port, path)], "client")
-    env = dict(os.environ, IDTK_TOKENS=tokens, IDTK_PATH=path, IDTK_THREADS=str(threads), IDTK_DELAY_MS=str(delay_ms))
+    env = dict(os.environ, IDTK_TOKENS=tokens, IDTK_PATH=path, IDTK_THREADS=str(threads))
     out = subprocess.run(command, capture_output=True, text=True, env=env, check=True).stdout
     fields = [int(x) for x in re.search(r"^IDTK ([\d ]+)$", out, re.M).group(1).split()]
     requests, duration_us, non2xx, socket_errors, p50, p90, p99, p999, maximum = fields
     return {"requests": requests, "rps": requests / (duration_us / 1e6), "non2xx": non2xx, "socket_errors": socket_errors,
-            "p50_us": p50, "p90_us": p90, "p99_us": p99, "p999_us": p999, "max_us": maximum, "connections": connections,
-            "delay_ms": delay_ms}
+            "p50_us": p50, "p90_us": p90, "p99_us": p99, "p999_us": p999, "max_us": maximum, "connections": connections}
 
 
 def check_answers(target, port, tokens_file):
@@ -183,7 +178,7 @@ def measure(target, args, script, tokens_file, paced=None):
         check_answers(target, port, tokens_file)
         wrk(port, target.path, 1, args.connections, 2, script, tokens_file)   # warm-up
         if paced:
-            return [paced_run(process.pid, port, target, args, script, tokens_file, rate) for rate in paced]
+            return [paced_run(process.pid, port, target, args, tokens_file, rate) for rate in paced]
         before = cpu_seconds(process.pid)
         saturated = wrk(port, target.path, args.seconds, args.connections, 2, script, tokens_file)
         saturated["cpu_us_per_request"] = (cpu_seconds(process.pid) - before) / saturated["requests"] * 1e6
@@ -199,23 +194,25 @@ def measure(target, args, script, tokens_file, paced=None):
         process.wait()
 
 
-def paced_run(pid, port, target, args, script, tokens_file, rate):
-    """About `rate` requests/s: `connections` connections, each waiting `delay` ms before every request."""
-    delay_ms = 4
-    light_latency_s = 150e-6
-    connections = max(2, round(rate * (delay_ms / 1000 + light_latency_s)))
-    for _ in range(3):   # calibration: the rate a connection reaches depends on the answer time at that load
-        calibration = wrk(port, target.path, 2, connections, 2, script, tokens_file, delay_ms)
-        if abs(calibration["rps"] - rate) < 0.05 * rate:
-            break
-        connections = max(2, round(connections * rate / calibration["rps"]))
+def paced_run(pid, port, target, args, tokens_file, rate):
+    """`rate` requests/s from the open-loop client (bench/tools/paced_client.c), `args.seconds` measured."""
+    command = pinned([PACED_CLIENT["path"], str(port), target.path, tokens_file, "%.0f" % rate, str(args.seconds), "64"], "client")
     before = cpu_seconds(pid)
-    run = wrk(port, target.path, args.seconds, connections, 2, script, tokens_file, delay_ms)
-    run["cpu_us_per_request"] = (cpu_seconds(pid) - before) / run["requests"] * 1e6
-    run["target_rps"] = rate
-    if run["non2xx"] or run["socket_errors"]:
+    out = subprocess.run(command, capture_output=True, text=True, check=True).stdout
+    fields = [int(x) for x in re.search(r"^PACED ([\d ]+)$", out, re.M).group(1).split()]
+    requests, duration_us, non2xx, errors, p50, p90, p99, p999, maximum, backlog, answered = fields
+    run = {"requests": requests, "rps": requests / (duration_us / 1e6), "non2xx": non2xx, "socket_errors": errors,
+           "p50_us": p50, "p90_us": p90, "p99_us": p99, "p999_us": p999, "max_us": maximum, "most_waiting": backlog,
+           "target_rps": rate, "server": target.name}
+    # The client's warm-up second is on the server's clock too: CPU over every answer.
+    run["cpu_us_per_request"] = (cpu_seconds(pid) - before) / answered * 1e6
+    if (non2xx if target.expect_ok else requests - non2xx) or errors:
         sys.exit("error: %s paced at %d/s: %r" % (target.name, rate, run))
     return run
+
+
+# The open-loop client's executable, compiled by main() when --paced asks for it.
+PACED_CLIENT = {"path": None}
 
 
 def main():
@@ -226,7 +223,7 @@ def main():
     parser.add_argument("--connections", type=int, default=32)
     parser.add_argument("--tokens", type=int, default=4000)
     parser.add_argument("--rounds", type=int, default=1)
-    parser.add_argument("--paced", action="store_true", help="idtoken serve at ~50 %% and ~90 %% of its saturating rate")
+    parser.add_argument("--paced", action="store_true", help="idtoken serve and nginx at 50 %% and 90 %% of serve's saturating rate, open loop")
     parser.add_argument("--pin", action="store_true", help="servers on the last CPU (idtoken serve with one thread), wrk on the others")
     parser.add_argument("--json", default="serve-bench.json", help="where every run's figures are written")
     args = parser.parse_args()
@@ -350,7 +347,12 @@ http { access_log off; client_body_temp_path %(w)s/tmp-body; proxy_temp_path %(w
     paced = []
     if args.paced:
         saturating = median(("idtoken serve", rows[0][1]), "saturated", "rps")
-        paced = measure(rows[0][0], args, script, token_files["distinct"], paced=[0.5 * saturating, 0.9 * saturating])
+        PACED_CLIENT["path"] = os.path.join(work, "paced_client")
+        source = os.path.join(os.path.dirname(os.path.abspath(__file__)), "tools", "paced_client.c")
+        subprocess.run([os.environ.get("CC", "cc"), "-O2", "-o", PACED_CLIENT["path"], source, "-lm"], check=True)
+        rates = [0.5 * saturating, 0.9 * saturating]
+        paced = measure(rows[0][0], args, script, token_files["distinct"], paced=rates)
+        paced += measure(rows[-1][0], args, script, token_files["repeat"], paced=rates)
         load.append(os.getloadavg())
 
     speed = subprocess.run(pinned(["openssl", "speed", "-seconds", "3", "-mr", "rsa2048"], "server"), capture_output=True, text=True).stdout
@@ -383,13 +385,16 @@ http { access_log off; client_body_temp_path %(w)s/tmp-body; proxy_temp_path %(w
             print("- %s, %s: %s" % (target.name, label, ", ".join("{:,.0f}".format(r["saturated"]["rps"]) for r in results[(target.name, label)])))
     if paced:
         print()
-        print("| idtoken serve, distinct tokens, paced | connections × 1 request per (%d ms + answer) | requests/s | "
-              "server CPU µs/request | p50 / p90 / p99 / p99.9 µs | max µs |" % paced[0]["delay_ms"])
-        print("|---|---|---|---|---|---|")
-        for fraction, p in zip((50, 90), paced):
-            print("| ~%d %% of saturation (target %s/s) | %d | %s | %.1f | %s / %s / %s / %s | %s |" % (
-                fraction, "{:,.0f}".format(p["target_rps"]), p["connections"], "{:,.0f}".format(p["rps"]),
-                p["cpu_us_per_request"], *("{:,.0f}".format(p[f]) for f in ("p50_us", "p90_us", "p99_us", "p999_us", "max_us"))))
+        print("| open loop (Poisson arrivals, 64 connections) | share of serve's saturating rate | requests/s | "
+              "server CPU µs/request | p50 / p90 / p99 / p99.9 µs | max µs | most requests waiting for a connection |")
+        print("|---|---|---|---|---|---|---|")
+        for fraction, p in zip((50, 90, 50, 90), paced):
+            print("| %s | %d %% (%s/s) | %s | %.1f | %s / %s / %s / %s | %s | %d |" % (
+                p["server"] + (", distinct tokens" if p["server"] == "idtoken serve" else ""), fraction,
+                "{:,.0f}".format(p["target_rps"]), "{:,.0f}".format(p["rps"]), p["cpu_us_per_request"],
+                *("{:,.0f}".format(p[f]) for f in ("p50_us", "p90_us", "p99_us", "p999_us", "max_us")), p["most_waiting"]))
+        half = paced[0]
+        print("idtoken serve at half saturation: p99 %d µs; target 1,000 µs (%s)" % (half["p99_us"], "met" if half["p99_us"] <= 1000 else "not met"))
     print()
     floor = median(("nginx, empty 200", "HTTP floor"), "saturated", "cpu_us_per_request")
     distinct_cpu = median(("idtoken serve", rows[0][1]), "saturated", "cpu_us_per_request")
