@@ -90,7 +90,7 @@ public struct IDTokenAuthenticator<Context: IDTokenRequestContext>: Authenticato
     }
 
     private func verify(_ request: Request, _ context: Context) async -> Result<VerifiedToken, TokenError>? {
-        guard let token = request.headers.bearer?.token else { return nil }
+        guard let token = request.headers.bearerToken else { return nil }
         do throws(TokenError) {
             let expected = try nonce?.expectation(request, context, profile: verifier.profile)
             return .success(try await verifier.verify(token, now: settings.now(), nonce: expected))
@@ -135,7 +135,7 @@ extension IDTokens {
     /// - Throws: `HTTPError` with the refusal's status, challenge and code.
     public func verify(_ request: Request, context: some RequestContext, profile: String = defaultProfile,
                        nonce: Nonce? = nil) async throws -> VerifiedToken {
-        guard let token = request.headers.bearer?.token else { throw HTTPError(refusal: .missingToken, settings: settings) }
+        guard let token = request.headers.bearerToken else { throw HTTPError(refusal: .missingToken, settings: settings) }
         return try await verify(token, context: context, profile: profile, nonce: nonce)
     }
 
@@ -152,4 +152,11 @@ extension IDTokens {
             throw HTTPError(refusal: error.httpRefusal, settings: settings)
         }
     }
+}
+
+extension HTTPFields {
+    /// The token of the `Authorization` field, read by IDTokenKit's ``BearerToken``: the scheme compared without
+    /// regard to case (RFC 9110 §11.1), whitespace inside a token making it no bearer credential. The same reader
+    /// as `idtoken serve` and the Vapor integration, so that one header gets one answer everywhere.
+    var bearerToken: String? { self[.authorization].flatMap(BearerToken.token(inAuthorization:)) }
 }

@@ -93,6 +93,20 @@ import Testing
         }
     }
 
+    @Test func theSchemeIsReadWithoutRegardToCase() async throws {
+        let firebase = try Self.valid("firebase")
+        try await Self.live(try Self.demoTokens()) { client in
+            for value in ["bearer \(firebase.token)", "BEARER   \(firebase.token)  "] {
+                let reply = try await client.execute(uri: "/sign-in/firebase", method: .post, headers: [.authorization: value])
+                #expect(reply.status == .ok, "\(value.prefix(10))")
+            }
+            // Whitespace inside is no bearer credential (RFC 6750 §2.1): a missing token, not a malformed one.
+            let split = try await client.execute(uri: "/sign-in/firebase", method: .post,
+                                                 headers: [.authorization: "Bearer \(firebase.token.prefix(20)) \(firebase.token.dropFirst(20))"])
+            #expect(split.status == .unauthorized && Self.code(split) == "missing_token")
+        }
+    }
+
     /// Every vector judged at its provider's base time through `IDTokens.verify`: the status, the challenge and
     /// the code of each refusal, a 200 for each valid token.
     @Test(arguments: ["firebase", "apple", "facebook", "oidc", "firebase-session"])
