@@ -122,10 +122,10 @@ struct AuditCommand: AsyncParsableCommand {
         let report: (@Sendable (AuditProgress) -> Void)? = progressLine
 
         let work = HandOff((source, sink, replayDetector))
-        let result: Result<AuditSummary, AuditOutputError> = await Self.onOwnThread {
+        let result: Result<AuditSummary, AuditError> = await Self.onOwnThread {
             let (source, sink, replay) = work.value
             do { return .success(try engine.run(source, output: sink, replay: replay, progress: report)) } catch {
-                return .failure(error as? AuditOutputError ?? AuditOutputError("\(error)"))
+                return .failure(error as? AuditError ?? AuditError("\(error)"))
             }
         }
         if showProgress && terminal { FileHandle.standardError.write(Data("\n".utf8)) }

@@ -42,7 +42,7 @@ struct AuditDistributionOptions: ParsableArguments {
         guard runTtl >= 1 else { throw AuditCommand.fail("--run-ttl must be at least 1 second", AuditCommand.usageFailure) }
         options.pipe = pipe
         options.firstLine = firstLine
-        do throws(ShardSpecError) {
+        do throws(AuditError) {
             if let shard {
                 options.shard = try Shard(parsing: shard)
             } else if let (found, source) = try Shard.fromEnvironment(environment) {

@@ -125,7 +125,7 @@ struct AuditMergeCommand: ParsableCommand {
         do { sink = try path == "-" ? FileSink(handle: .standardOutput) : FileSink(path: path) } catch {
             throw AuditCommand.fail("cannot write the verdicts to \(path): \(error)", AuditCommand.usageFailure)
         }
-        do throws(SummaryMergeError) {
+        do throws(AuditError) {
             return try VerdictMerge.merge(files, records: records, shardCount: shardCount, settlement: settlement, into: sink)
         } catch {
             if path != "-" { try? FileManager.default.removeItem(atPath: path) }

@@ -49,7 +49,7 @@ struct FailingReplayStageTests {
         let options = AuditOptions(threads: 2, defaultTime: Sample.at, batchLines: 4)
         let sink = MemorySink()
         var seen: [AuditResult] = []
-        #expect(throws: AuditOutputError.self) {
+        #expect(throws: AuditError.self) {
             _ = try AuditEngine(judge: try Sample.judge(), options: options)
                 .run(MemoryByteSource(try Sample.bytes(Sample.log)), output: sink, replay: FlakyDetector(answers: 5),
                      onResult: { seen.append($0) })

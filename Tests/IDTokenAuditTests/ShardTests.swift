@@ -11,7 +11,7 @@ struct ShardTests {
         #expect(shard.index == 2 && shard.count == 7)
         #expect(shard.contains(line: 2) && shard.contains(line: 9) && !shard.contains(line: 3) && !shard.contains(line: 7))
         for bad in ["7/7", "-1/3", "1/0", "1", "a/2", "1/2/3", ""] {
-            #expect(throws: ShardSpecError.self) { try Shard(parsing: bad) }
+            #expect(throws: AuditError.self) { try Shard(parsing: bad) }
         }
     }
 
@@ -86,7 +86,7 @@ struct ShardTests {
         #expect(refusal([("a", a), ("b", b), ("b2", b), ("c", c)]).contains("b and b2 are both shard 1/3"))
         #expect(refusal([("a", a), ("c", c)]).contains("missing shard 1/3"))
         #expect(refusal([("a", a), ("b", b), ("c", c)]) == "")
-        #expect(throws: SummaryMergeError.self) { try AuditSummary(json: try AuditRun(bytes, judge: judge).summary.json(), name: "whole") }
+        #expect(throws: AuditError.self) { try AuditSummary(json: try AuditRun(bytes, judge: judge).summary.json(), name: "whole") }
     }
 
     @Test("pipe mode: one line out per line in, blank lines included, in order, with the numbering asked for")
@@ -195,7 +195,7 @@ struct VerdictMergeTests {
     }
 
     static func merge(_ shards: [[String]], settlement: ShardSettlement,
-                      records: [Int: Int]? = nil) throws(SummaryMergeError) -> (String, VerdictMerge.Outcome) {
+                      records: [Int: Int]? = nil) throws(AuditError) -> (String, VerdictMerge.Outcome) {
         let sink = MemorySink()
         let files = shards.enumerated().map { k, lines in
             (name: "verdicts-\(k).ndjson", source: MemoryByteSource(Array(lines.map { $0 + "\n" }.joined().utf8), chunkSize: 300) as any ByteSource)

@@ -40,7 +40,7 @@ package final class AuditEngine: @unchecked Sendable {
     ///   - progress: called about every `options.progressInterval` seconds, and once at the end.
     /// - Returns: the summary. An input that could not be read to its end is not an error here: the records
     ///   before the failure are audited and ``AuditSummary/inputError`` says what happened.
-    /// - Throws: ``AuditOutputError`` when writing the output fails or the replay stage cannot answer (a replay
+    /// - Throws: ``AuditError`` when writing the output fails or the replay stage cannot answer (a replay
     ///   store that is down); the audit stops there.
     package func run(_ input: any ByteSource, output: (any AuditSink)? = nil, replay: (any ReplayDetector)? = nil,
                     onResult: ((AuditResult) -> Void)? = nil,
@@ -242,7 +242,7 @@ package final class AuditEngine: @unchecked Sendable {
                         }
                     } catch {
                         // Without answers from the replay store, no verdict after this point would mean anything.
-                        failure = AuditOutputError("the replay store could not answer at line \(result.line): \(error.message)")
+                        failure = AuditError("the replay store could not answer at line \(result.line): \(error.message)")
                         cancelled.set()
                         if !changed {
                             // Only the records before this one are written.

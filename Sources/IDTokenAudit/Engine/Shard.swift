@@ -11,20 +11,20 @@ package struct Shard: Sendable, Equatable, CustomStringConvertible {
     package let count: Int
 
     /// Shard `index` of `count`; refuses an index out of range or a count under 1.
-    package init(index: Int, count: Int) throws(ShardSpecError) {
-        guard count >= 1 else { throw ShardSpecError("the shard count must be at least 1, not \(count)") }
+    package init(index: Int, count: Int) throws(AuditError) {
+        guard count >= 1 else { throw AuditError("the shard count must be at least 1, not \(count)") }
         guard index >= 0, index < count else {
-            throw ShardSpecError("the shard index must be from 0 to \(count - 1), not \(index)")
+            throw AuditError("the shard index must be from 0 to \(count - 1), not \(index)")
         }
         self.index = index
         self.count = count
     }
 
     /// Parses `I/N`.
-    package init(parsing text: String) throws(ShardSpecError) {
+    package init(parsing text: String) throws(AuditError) {
         let parts = text.split(separator: "/", omittingEmptySubsequences: false)
         guard parts.count == 2, let index = Int(parts[0]), let count = Int(parts[1]) else {
-            throw ShardSpecError("a shard is INDEX/COUNT (0/4 … 3/4), not \"\(text)\"")
+            throw AuditError("a shard is INDEX/COUNT (0/4 … 3/4), not \"\(text)\"")
         }
         try self.init(index: index, count: count)
     }
@@ -47,36 +47,26 @@ package struct Shard: Sendable, Equatable, CustomStringConvertible {
 
     /// The shard the environment names, if any: the first index variable present, with its count variable.
     /// - Returns: the shard and a sentence saying where it came from, or nil when no index variable is set.
-    /// - Throws: ``ShardSpecError`` naming the variable when the index or count is missing, malformed or out
+    /// - Throws: ``AuditError`` naming the variable when the index or count is missing, malformed or out
     ///   of range.
-    package static func fromEnvironment(_ environment: [String: String]) throws(ShardSpecError) -> (shard: Shard, source: String)? {
+    package static func fromEnvironment(_ environment: [String: String]) throws(AuditError) -> (shard: Shard, source: String)? {
         for (indexName, countName) in environmentVariables {
             guard let indexText = environment[indexName] else { continue }
             guard let index = Int(indexText.trimmingCharacters(in: .whitespacesAndNewlines)) else {
-                throw ShardSpecError("\(indexName)=\"\(indexText)\" is not a shard index (a whole number from 0)")
+                throw AuditError("\(indexName)=\"\(indexText)\" is not a shard index (a whole number from 0)")
             }
             guard let countText = environment[countName] else {
-                throw ShardSpecError("\(indexName) is set but \(countName) (the number of shards) is not; set it, or give --shard I/N")
+                throw AuditError("\(indexName) is set but \(countName) (the number of shards) is not; set it, or give --shard I/N")
             }
             guard let count = Int(countText.trimmingCharacters(in: .whitespacesAndNewlines)), count >= 1 else {
-                throw ShardSpecError("\(countName)=\"\(countText)\" is not a number of shards (a whole number from 1)")
+                throw AuditError("\(countName)=\"\(countText)\" is not a number of shards (a whole number from 1)")
             }
             guard index >= 0, index < count else {
-                throw ShardSpecError("\(indexName)=\(index) is out of range: \(countName)=\(count) shards are numbered 0 to \(count - 1)")
+                throw AuditError("\(indexName)=\(index) is out of range: \(countName)=\(count) shards are numbered 0 to \(count - 1)")
             }
             let shard = try Shard(index: index, count: count)
             return (shard, "shard \(shard) from \(indexName)=\(index) and \(countName)=\(count)")
         }
         return nil
     }
-}
-
-/// A shard given badly: on the command line, or in an environment variable (named in the message).
-package struct ShardSpecError: Error, Sendable, CustomStringConvertible {
-    /// What is wrong, naming the option or variable.
-    package let message: String
-    /// An error saying `message`.
-    package init(_ message: String) { self.message = message }
-    /// The message.
-    package var description: String { message }
 }

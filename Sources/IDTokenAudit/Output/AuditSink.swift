@@ -16,7 +16,7 @@ package final class FileSink: AuditSink {
     /// Creates (or truncates) the file at `path`.
     package convenience init(path: String) throws {
         guard FileManager.default.createFile(atPath: path, contents: nil), let handle = FileHandle(forWritingAtPath: path) else {
-            throw AuditOutputError("cannot create \(path)")
+            throw AuditError("cannot create \(path)")
         }
         self.init(handle: handle, closes: true)
     }
@@ -40,13 +40,7 @@ package final class FileSink: AuditSink {
 
     package func flush() throws {
         guard !buffer.isEmpty else { return }
-        do { try handle.write(contentsOf: buffer) } catch { throw AuditOutputError("writing the audit output failed: \(error.localizedDescription)") }
+        do { try handle.write(contentsOf: buffer) } catch { throw AuditError("writing the audit output failed: \(error.localizedDescription)") }
         buffer.removeAll(keepingCapacity: true)
     }
-}
-
-/// An output write that failed.
-package struct AuditOutputError: Error, CustomStringConvertible {
-    package let description: String
-    package init(_ description: String) { self.description = description }
 }

@@ -28,9 +28,9 @@ extension AuditSummary {
 
     /// Reads a summary written by ``json()``: a shard's, with its `shard` member, to be merged.
     /// - Parameter name: how errors name the summary (its file name).
-    package init(json text: String, name: String) throws(SummaryMergeError) {
+    package init(json text: String, name: String) throws(AuditError) {
         self.init()
-        func bad(_ why: String) -> SummaryMergeError { SummaryMergeError("\(name): \(why)") }
+        func bad(_ why: String) -> AuditError { AuditError("\(name): \(why)") }
         // The project's one reader of JSON documents (Jansson, through JOSE's JSONTree), as for the configuration
         // file: no Foundation JSON.
         guard let object = try? JSONTree.parse(text), object.objectMembers != nil else {
@@ -93,7 +93,7 @@ extension AuditSummary {
         runID = shardMember["run"]?.string
         shardAttempt = shardMember["attempt"]?.string
         replayUnchecked = int(object["replayUnchecked"]) ?? 0
-        func timeline(_ value: JSONTree?, into t: inout Timeline) throws(SummaryMergeError) {
+        func timeline(_ value: JSONTree?, into t: inout Timeline) throws(AuditError) {
             guard let member = value, let width = member["width"]?.double, let seriesItems = member["series"]?.array,
                   let buckets = member["buckets"]?.array else {
                 throw bad("its \"shard\" member has no time series")
@@ -119,34 +119,34 @@ extension AuditSummary {
 
     /// Merges the summaries of every shard of one run into the summary of the whole input.
     /// - Parameter parts: each shard's summary and the name to call it by (its file).
-    /// - Throws: ``SummaryMergeError`` naming the summaries when they come from different runs, cover the same
+    /// - Throws: ``AuditError`` naming the summaries when they come from different runs, cover the same
     ///   shard twice, miss a shard, or read different inputs.
-    package static func merge(_ parts: [(name: String, summary: AuditSummary)]) throws(SummaryMergeError) -> AuditSummary {
-        guard let first = parts.first else { throw SummaryMergeError("no summaries to merge") }
-        guard let count = first.summary.shard?.count else { throw SummaryMergeError("\(first.name) is not a shard's summary") }
+    package static func merge(_ parts: [(name: String, summary: AuditSummary)]) throws(AuditError) -> AuditSummary {
+        guard let first = parts.first else { throw AuditError("no summaries to merge") }
+        guard let count = first.summary.shard?.count else { throw AuditError("\(first.name) is not a shard's summary") }
         for part in parts {
-            guard let shard = part.summary.shard else { throw SummaryMergeError("\(part.name) is not a shard's summary") }
+            guard let shard = part.summary.shard else { throw AuditError("\(part.name) is not a shard's summary") }
             if part.summary.runID != first.summary.runID {
-                throw SummaryMergeError("\(part.name) is of run \(part.summary.runID ?? "(none)") but \(first.name) of run \(first.summary.runID ?? "(none)"): summaries of different runs do not merge")
+                throw AuditError("\(part.name) is of run \(part.summary.runID ?? "(none)") but \(first.name) of run \(first.summary.runID ?? "(none)"): summaries of different runs do not merge")
             }
             if shard.count != count {
-                throw SummaryMergeError("\(part.name) is shard \(shard) but \(first.name) is shard \(first.summary.shard!): one run has one number of shards")
+                throw AuditError("\(part.name) is shard \(shard) but \(first.name) is shard \(first.summary.shard!): one run has one number of shards")
             }
             if part.summary.lines != first.summary.lines {
-                throw SummaryMergeError("\(part.name) read \(part.summary.lines) lines but \(first.name) read \(first.summary.lines): not the same input, or one shard stopped early")
+                throw AuditError("\(part.name) read \(part.summary.lines) lines but \(first.name) read \(first.summary.lines): not the same input, or one shard stopped early")
             }
         }
         var byIndex: [Int: String] = [:]
         for part in parts {
             let index = part.summary.shard!.index
             if let other = byIndex[index] {
-                throw SummaryMergeError("\(other) and \(part.name) are both shard \(index)/\(count): overlapping shards (keep the summary of one run of each shard)")
+                throw AuditError("\(other) and \(part.name) are both shard \(index)/\(count): overlapping shards (keep the summary of one run of each shard)")
             }
             byIndex[index] = part.name
         }
         let missing = (0..<count).filter { byIndex[$0] == nil }
         if !missing.isEmpty {
-            throw SummaryMergeError("missing shard" + (missing.count > 1 ? "s " : " ") + missing.map { "\($0)/\(count)" }.joined(separator: ", ")
+            throw AuditError("missing shard" + (missing.count > 1 ? "s " : " ") + missing.map { "\($0)/\(count)" }.joined(separator: ", ")
                                     + " of run \(first.summary.runID ?? "(none)")")
         }
 
@@ -311,14 +311,4 @@ extension Timeline {
         buckets[bucket] = row
         recent.removeAll(keepingCapacity: true)
     }
-}
-
-/// Summaries that cannot be merged, and why (naming them).
-package struct SummaryMergeError: Error, Sendable, CustomStringConvertible {
-    /// Why, naming the summaries.
-    package let message: String
-    /// An error saying `message`.
-    package init(_ message: String) { self.message = message }
-    /// The message.
-    package var description: String { message }
 }

@@ -45,11 +45,11 @@ package enum VerdictMerge {
     ///     lines, all of that shard.
     ///   - shardCount: the run's number of shards.
     ///   - settlement: the claims a later shard overturned.
-    /// - Throws: ``SummaryMergeError`` naming the file when a file is not a shard's NDJSON verdicts in line order,
+    /// - Throws: ``AuditError`` naming the file when a file is not a shard's NDJSON verdicts in line order,
     ///   two files hold one shard, a shard's file does not hold its summary's records, or a settled line is not
     ///   the valid verdict the claim was made with (the file is not of the merged run of its shard).
     package static func merge(_ files: [(name: String, source: any ByteSource)], records: [Int: Int], shardCount: Int,
-                              settlement: ShardSettlement, into output: any AuditSink) throws(SummaryMergeError) -> Outcome {
+                              settlement: ShardSettlement, into output: any AuditSink) throws(AuditError) -> Outcome {
         var cursors: [Cursor] = []
         for file in files {
             // A verdict line holds a record's id as the record gave it (up to the audit's --max-line-bytes).
@@ -65,7 +65,7 @@ package enum VerdictMerge {
         while let (line, k) = heap.pop() {
             let cursor = cursors[k]
             if line == previous.line {
-                throw SummaryMergeError("\(previous.file) and \(cursor.name) both hold line \(line): give each shard's verdicts once")
+                throw AuditError("\(previous.file) and \(cursor.name) both hold line \(line): give each shard's verdicts once")
             }
             previous = (line, cursor.name)
             try rewrite.line(cursor.bytes, number: line, file: cursor.name, into: &out, outcome: &outcome)
@@ -76,13 +76,13 @@ package enum VerdictMerge {
             if try advance(cursor, shardCount: shardCount) { heap.push(cursor.line, k) }
         }
         try write(&out, to: output)
-        do { try output.flush() } catch { throw SummaryMergeError("\(error)") }
+        do { try output.flush() } catch { throw AuditError("\(error)") }
 
         var byShard: [Int: String] = [:]
         for cursor in cursors {
             guard let shard = cursor.shard else { continue }
             if let other = byShard[shard] {
-                throw SummaryMergeError("\(other) and \(cursor.name) both hold the verdicts of shard \(shard)/\(shardCount)")
+                throw AuditError("\(other) and \(cursor.name) both hold the verdicts of shard \(shard)/\(shardCount)")
             }
             byShard[shard] = cursor.name
         }
@@ -91,38 +91,38 @@ package enum VerdictMerge {
             guard held == expected else {
                 let name = byShard[shard].map { "\($0) holds \(held) verdict lines of shard \(shard)/\(shardCount)" }
                     ?? "no verdict file holds shard \(shard)/\(shardCount)"
-                throw SummaryMergeError(name + " but its summary counts \(expected) records: give each shard's --output"
+                throw AuditError(name + " but its summary counts \(expected) records: give each shard's --output"
                                         + " with the summary of the same run of the shard")
             }
         }
         return outcome
     }
 
-    private static func write(_ out: inout [UInt8], to output: any AuditSink) throws(SummaryMergeError) {
+    private static func write(_ out: inout [UInt8], to output: any AuditSink) throws(AuditError) {
         guard !out.isEmpty else { return }
-        do { try output.write(out) } catch { throw SummaryMergeError("\(error)") }
+        do { try output.write(out) } catch { throw AuditError("\(error)") }
         out.removeAll(keepingCapacity: true)
     }
 
     /// Reads the cursor's next line and its number; false at the end of the file.
-    private static func advance(_ cursor: Cursor, shardCount: Int) throws(SummaryMergeError) -> Bool {
+    private static func advance(_ cursor: Cursor, shardCount: Int) throws(AuditError) -> Bool {
         guard let raw = cursor.reader.next() else {
-            if let error = cursor.reader.inputError { throw SummaryMergeError("\(cursor.name): \(error.message)") }
+            if let error = cursor.reader.inputError { throw AuditError("\(cursor.name): \(error.message)") }
             return false
         }
         let bytes = raw.bytes
         guard let number = lineNumber(bytes) else {
             if cursor.count == 0, bytes.starts(with: Array("line,id,".utf8)) {
-                throw SummaryMergeError("\(cursor.name) is CSV: merge reads the shards' NDJSON verdicts (--format ndjson, the default)")
+                throw AuditError("\(cursor.name) is CSV: merge reads the shards' NDJSON verdicts (--format ndjson, the default)")
             }
-            throw SummaryMergeError("\(cursor.name) line \(raw.number) is not a verdict line of idtoken audit (NDJSON)")
+            throw AuditError("\(cursor.name) line \(raw.number) is not a verdict line of idtoken audit (NDJSON)")
         }
         guard number > cursor.line else {
-            throw SummaryMergeError("\(cursor.name) is not in line order (line \(number) after \(cursor.line)): give each shard's --output as it wrote it")
+            throw AuditError("\(cursor.name) is not in line order (line \(number) after \(cursor.line)): give each shard's --output as it wrote it")
         }
         let shard = number % shardCount
         if let known = cursor.shard, known != shard {
-            throw SummaryMergeError("\(cursor.name) holds lines of shards \(known)/\(shardCount) and \(shard)/\(shardCount): not one shard's verdicts of this run")
+            throw AuditError("\(cursor.name) holds lines of shards \(known)/\(shardCount) and \(shard)/\(shardCount): not one shard's verdicts of this run")
         }
         cursor.shard = shard
         cursor.line = number
@@ -167,7 +167,7 @@ package enum VerdictMerge {
         }
 
         func line(_ bytes: ArraySlice<UInt8>, number: Int, file: String, into out: inout [UInt8],
-                  outcome: inout Outcome) throws(SummaryMergeError) {
+                  outcome: inout Outcome) throws(AuditError) {
             if settlement.isEmpty {
                 append(bytes, to: &out)
                 return
@@ -179,7 +179,7 @@ package enum VerdictMerge {
                       let issuer = VerdictMerge.firstIndex(of: Self.issuerMember, in: bytes, from: valid),
                       let message = VerdictMerge.lastIndex(of: Self.messageMember, in: bytes),
                       bytes[message...].elementsEqual(Self.messageNull) else {
-                    throw SummaryMergeError("\(file): line \(number) is not the valid verdict the replay store lists as the shard's claim: "
+                    throw AuditError("\(file): line \(number) is not the valid verdict the replay store lists as the shard's claim: "
                                             + "give each shard's --output with the summary of the same run of the shard")
                 }
                 out.append(contentsOf: bytes[..<valid])
