@@ -124,8 +124,8 @@ struct AuditCommand: AsyncParsableCommand {
         let work = HandOff((source, sink, replayDetector))
         let result: Result<AuditSummary, AuditError> = await Self.onOwnThread {
             let (source, sink, replay) = work.value
-            do { return .success(try engine.run(source, output: sink, replay: replay, progress: report)) } catch {
-                return .failure(error as? AuditError ?? AuditError("\(error)"))
+            do throws(AuditError) { return .success(try engine.run(source, output: sink, replay: replay, progress: report)) } catch {
+                return .failure(error)
             }
         }
         if showProgress && terminal { FileHandle.standardError.write(Data("\n".utf8)) }

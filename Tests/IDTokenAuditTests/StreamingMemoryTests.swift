@@ -34,11 +34,11 @@ struct StreamingMemoryTests {
     final class CountingSink: AuditSink {
         var bytes = 0
         var lines = 0
-        func write(_ bytes: [UInt8]) throws {
+        func write(_ bytes: [UInt8]) {
             self.bytes += bytes.count
             lines += bytes.reduce(0) { $0 + ($1 == 0x0A ? 1 : 0) }
         }
-        func flush() throws {}
+        func flush() {}
     }
 
     @Test func aLogManyTimesTheSizeOfMemoryBudgetStreamsInFlatMemory() throws {

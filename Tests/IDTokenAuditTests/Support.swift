@@ -79,8 +79,8 @@ struct AuditRun {
 /// Collects output in memory.
 final class MemorySink: AuditSink {
     var bytes: [UInt8] = []
-    func write(_ bytes: [UInt8]) throws { self.bytes += bytes }
-    func flush() throws {}
+    func write(_ bytes: [UInt8]) { self.bytes += bytes }
+    func flush() {}
 }
 
 /// A JSON record line.

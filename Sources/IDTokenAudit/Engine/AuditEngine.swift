@@ -44,7 +44,7 @@ package final class AuditEngine: @unchecked Sendable {
     ///   store that is down); the audit stops there.
     package func run(_ input: any ByteSource, output: (any AuditSink)? = nil, replay: (any ReplayDetector)? = nil,
                     onResult: ((AuditResult) -> Void)? = nil,
-                    progress: ((AuditProgress) -> Void)? = nil) throws -> AuditSummary {
+                    progress: ((AuditProgress) -> Void)? = nil) throws(AuditError) -> AuditSummary {
         let clock = RunClock()
         let reader = HandOff(LineReader(input, maxLineBytes: options.maxLineBytes, firstLine: options.firstLine))
         let pipeline = Pipeline(inFlight: options.threads * options.batchesPerThread)
@@ -155,7 +155,7 @@ package final class AuditEngine: @unchecked Sendable {
         var summary = AuditSummary()
         /// Pipe mode: the output is flushed after every batch, so that a consumer waiting for answers gets them.
         let flushesEachBatch: Bool
-        private var failure: Error?
+        private var failure: AuditError?
         private var writeFailed = false
         private var lastProgress = 0.0
         private var lastBatch: (bytes: Int64, lines: Int) = (0, 0)
@@ -177,10 +177,10 @@ package final class AuditEngine: @unchecked Sendable {
 
         mutating func writeHeader() {
             guard let output, !format.header.isEmpty else { return }
-            do { try output.write(Array(format.header.utf8)) } catch { fail(writing: error) }
+            do throws(AuditError) { try output.write(Array(format.header.utf8)) } catch { fail(writing: error) }
         }
 
-        private mutating func fail(writing error: Error) {
+        private mutating func fail(writing error: AuditError) {
             failure = error
             writeFailed = true
             cancelled.set()
@@ -208,7 +208,7 @@ package final class AuditEngine: @unchecked Sendable {
             summary.lines = batch.linesRead
             lastBatch = (batch.bytesRead, batch.linesRead)
             if let output {
-                do {
+                do throws(AuditError) {
                     try output.write(rerendered ?? batch.rendered)
                     if flushesEachBatch { try output.flush() }
                 } catch { fail(writing: error) }
@@ -273,12 +273,12 @@ package final class AuditEngine: @unchecked Sendable {
 
         /// The summary once every batch is in: the input's error if any, the times, the last progress report.
         /// - Throws: the first failure (output or replay store), after flushing what was written before it.
-        mutating func finish(_ reader: LineReader) throws -> AuditSummary {
+        mutating func finish(_ reader: LineReader) throws(AuditError) -> AuditSummary {
             summary.inputError = reader.inputError
             summary.lines = max(summary.lines, reader.linesRead)
             // What was judged before a replay-store failure is still written out.
             if let output, !writeFailed {
-                do { try output.flush() } catch { failure = failure ?? error }
+                do throws(AuditError) { try output.flush() } catch { failure = failure ?? error }
             }
             summary.elapsedSeconds = clock.elapsed()
             summary.cpuSeconds = clock.cpuSeconds()

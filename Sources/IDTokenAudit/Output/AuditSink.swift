@@ -2,8 +2,8 @@ import Foundation
 
 /// Where an audit's per-record output goes, in input order.
 package protocol AuditSink: AnyObject {
-    func write(_ bytes: [UInt8]) throws
-    func flush() throws
+    func write(_ bytes: [UInt8]) throws(AuditError)
+    func flush() throws(AuditError)
 }
 
 /// Buffers output and writes it to a file handle in large pieces.
@@ -33,12 +33,12 @@ package final class FileSink: AuditSink {
         if closes { try? handle.close() }
     }
 
-    package func write(_ bytes: [UInt8]) throws {
+    package func write(_ bytes: [UInt8]) throws(AuditError) {
         buffer.append(contentsOf: bytes)
         if buffer.count >= bufferSize { try flush() }
     }
 
-    package func flush() throws {
+    package func flush() throws(AuditError) {
         guard !buffer.isEmpty else { return }
         do { try handle.write(contentsOf: buffer) } catch { throw AuditError("writing the audit output failed: \(error.localizedDescription)") }
         buffer.removeAll(keepingCapacity: true)

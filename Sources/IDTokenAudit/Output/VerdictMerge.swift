@@ -76,7 +76,7 @@ package enum VerdictMerge {
             if try advance(cursor, shardCount: shardCount) { heap.push(cursor.line, k) }
         }
         try write(&out, to: output)
-        do { try output.flush() } catch { throw AuditError("\(error)") }
+        try output.flush()
 
         var byShard: [Int: String] = [:]
         for cursor in cursors {
@@ -100,7 +100,7 @@ package enum VerdictMerge {
 
     private static func write(_ out: inout [UInt8], to output: any AuditSink) throws(AuditError) {
         guard !out.isEmpty else { return }
-        do { try output.write(out) } catch { throw AuditError("\(error)") }
+        try output.write(out)
         out.removeAll(keepingCapacity: true)
     }
 

@@ -27,8 +27,8 @@ let at = configuration.at ?? 1_767_268_800
 
 final class MemorySink: AuditSink {
     var bytes: [UInt8] = []
-    func write(_ bytes: [UInt8]) throws { self.bytes += bytes }
-    func flush() throws {}
+    func write(_ bytes: [UInt8]) { self.bytes += bytes }
+    func flush() {}
 }
 
 /// The input's lines as a plain split would have them: LF-separated, the last one only if not empty.
