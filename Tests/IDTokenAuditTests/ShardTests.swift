@@ -89,6 +89,29 @@ struct ShardTests {
         #expect(throws: AuditError.self) { try AuditSummary(json: try AuditRun(bytes, judge: judge).summary.json(), name: "whole") }
     }
 
+    @Test("a damaged shard summary is refused, naming the file and what is wrong")
+    func damagedSummariesAreRefused() throws {
+        var options = AuditOptions(threads: 1, defaultTime: Sample.at)
+        options.shard = try Shard(index: 0, count: 2)
+        let text = try AuditEngine(judge: try Sample.judge(), options: options).run(MemoryByteSource(try Sample.bytes(Sample.log))).json()
+        #expect(throws: Never.self) { try AuditSummary(json: text, name: "s0.json") }
+        func refusal(_ damaged: String) -> String {
+            do { _ = try AuditSummary(json: damaged, name: "s0.json"); return "" } catch { return error.message }
+        }
+        func replacing(_ old: String, _ new: String) -> String {
+            #expect(text.contains(old), "\(old)")
+            return text.replacingOccurrences(of: old, with: new)
+        }
+        #expect(refusal("not JSON") == "s0.json: not a JSON summary of idtoken audit")
+        #expect(refusal("[1, 2]") == "s0.json: not a JSON summary of idtoken audit")
+        #expect(refusal(replacing("\"records\":", "\"recordz\":")) == "s0.json: has no line and record counts")
+        #expect(refusal(replacing("\"shard\": {", "\"shards\": {")).hasPrefix("s0.json: is not a shard's summary"))
+        #expect(refusal(replacing("\"index\": 0, \"count\": 2", "\"index\": 2, \"count\": 2"))
+                == "s0.json: its \"shard\" member has no valid index and count")
+        #expect(refusal(replacing("\"series\": [\"valid\"", "\"series\": [7")) == "s0.json: its \"shard\" member has no time series")
+        #expect(refusal(replacing("\"buckets\": [[", "\"buckets\": [[\"x\", [1]], [")) == "s0.json: a time bucket is malformed")
+    }
+
     @Test("pipe mode: one line out per line in, blank lines included, in order, with the numbering asked for")
     func pipeMode() throws {
         let bytes = Array("\n".utf8) + (try Sample.bytes(Sample.log)) + Array("\n\nnot a token\n".utf8)
