@@ -10,6 +10,8 @@ let package = Package(
         .library(name: "IDTokenKitRedis", targets: ["IDTokenKitRedis"]),
         // The audit engine: package-level API (idtoken, the bench harness); a product for the fuzz package.
         .library(name: "IDTokenAudit", targets: ["IDTokenAudit"]),
+        // The configuration file's schema: package-level API (idtoken, the service, the bench); a product for the fuzz package.
+        .library(name: "IDTokenConfiguration", targets: ["IDTokenConfiguration"]),
         .library(name: "IDTokenKitLifecycle", targets: ["IDTokenKitLifecycle"]),
         // `idtoken serve`'s service: package-level API (idtoken); a product for the fuzz package's request parser.
         .library(name: "IDTokenServe", targets: ["IDTokenServe"]),
@@ -69,6 +71,8 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // The configuration file every door reads (`--config`): profiles, their keys, and the doors' own members.
+        .target(name: "IDTokenConfiguration", dependencies: ["IDTokenKit"]),
         .target(
             name: "IDTokenAudit",
             dependencies: [
@@ -82,7 +86,7 @@ let package = Package(
             name: "IDTokenServe",
             dependencies: [
                 "IDTokenKit",
-                "IDTokenAudit",
+                "IDTokenConfiguration",
                 "IDTokenKitRedis",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -95,6 +99,7 @@ let package = Package(
             name: "idtoken",
             dependencies: [
                 "IDTokenKit",
+                "IDTokenConfiguration",
                 "IDTokenAudit",
                 "IDTokenKitRedis",
                 "IDTokenServe",
@@ -102,7 +107,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
-        .target(name: "BenchHarness", dependencies: ["JOSE", "IDTokenKit", "IDTokenKitRedis", "IDTokenAudit"], path: "bench/Sources/BenchHarness"),
+        .target(name: "BenchHarness", dependencies: ["JOSE", "IDTokenKit", "IDTokenKitRedis", "IDTokenConfiguration", "IDTokenAudit"], path: "bench/Sources/BenchHarness"),
         .executableTarget(
             name: "idtoken-bench",
             dependencies: ["BenchHarness"],
@@ -143,14 +148,15 @@ let package = Package(
             name: "RedisReplayCacheTests",
             dependencies: ["IDTokenKitRedis", "replay-probe", "TestSupport", .product(name: "Logging", package: "swift-log")]
         ),
-        .testTarget(name: "IDTokenAuditTests", dependencies: ["IDTokenAudit", "TestSupport"]),
+        .testTarget(name: "IDTokenAuditTests", dependencies: ["IDTokenAudit", "IDTokenConfiguration", "TestSupport"]),
         // The command line's option group, against Profile(options:) and the audit configuration file.
-        .testTarget(name: "idtokenTests", dependencies: ["idtoken", "IDTokenKit", "IDTokenAudit",
+        .testTarget(name: "idtokenTests", dependencies: ["idtoken", "IDTokenKit", "IDTokenConfiguration", "IDTokenAudit",
                                                         .product(name: "ArgumentParser", package: "swift-argument-parser")]),
         .testTarget(
             name: "IDTokenServeTests",
             dependencies: [
                 "IDTokenServe",
+                "IDTokenConfiguration",
                 "TestSupport",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),

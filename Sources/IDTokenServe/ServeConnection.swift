@@ -26,7 +26,6 @@ final class ServeConnection: ChannelDuplexHandler {
     private let parser: HTTPRequestParser
     private let requestTimeout: TimeAmount
     private let idleTimeout: TimeAmount
-    private var snapshot: ServeService.Snapshot
     /// Bytes received and not yet consumed.
     private var buffered: ByteBuffer?
     /// Body bytes of the last request still to be skipped.
@@ -52,7 +51,6 @@ final class ServeConnection: ChannelDuplexHandler {
         self.parser = HTTPRequestParser(limit: settings.maxHeaderBytes, nonceHeader: settings.nonceHeader)
         self.requestTimeout = .seconds(Int64(settings.requestTimeoutSeconds))
         self.idleTimeout = .seconds(Int64(settings.idleTimeoutSeconds))
-        self.snapshot = service.currentSnapshot()
     }
 
     // MARK: Lifecycle and limits
@@ -160,10 +158,7 @@ final class ServeConnection: ChannelDuplexHandler {
 
     private func answer(_ head: HTTPRequestParser.Head, context: ChannelHandlerContext) {
         let started = NIODeadline.now()
-        if service.generation.load(ordering: .acquiring) != snapshot.generation {
-            snapshot = service.currentSnapshot()
-        }
-        switch service.decide(head.request, snapshot: snapshot) {
+        switch service.decide(head.request) {
         case .now(let response):
             write(response, for: head, started: started, context: context)
         case .later(let work):

@@ -1,5 +1,6 @@
 import Foundation
 import IDTokenKit
+import IDTokenKitRedis
 
 /// The `serve` member of a configuration file (DESIGN §10): how `idtoken serve` listens, its limits, and what
 /// it reads from requests. Every member is optional; an unknown member or a value out of range is refused with
@@ -40,7 +41,7 @@ package struct ServeSettings: Sendable, Equatable {
     /// nil (no replay check), `memory`, or a `redis://` URL.
     package var replayStore: String?
     /// Redis failure mode: `reject` (default) or `allow`.
-    package var replayFailureMode = "reject"
+    package var replayFailureMode = RedisReplayCacheConfiguration.FailureMode.reject
     /// Tokens the in-memory replay cache holds at most.
     package var replayCapacity = 1_000_000
     /// Verified tokens remembered per profile so that a repeated token skips the signature check (0: off).
@@ -146,8 +147,10 @@ package struct ServeSettings: Sendable, Equatable {
             settings.replayStore = v
         }
         if let v = try string("replayFailureMode") {
-            guard v == "reject" || v == "allow" else { throw ConfigurationError("\"serve.replayFailureMode\" must be \"reject\" or \"allow\"") }
-            settings.replayFailureMode = v
+            guard let mode = RedisReplayCacheConfiguration.FailureMode(rawValue: v) else {
+                throw ConfigurationError("\"serve.replayFailureMode\" must be \"reject\" or \"allow\"")
+            }
+            settings.replayFailureMode = mode
         }
         if let v = try integer("replayCapacity", 1...100_000_000) { settings.replayCapacity = v }
         if let v = try integer("verifiedTokenCache", 0...10_000_000) { settings.verifiedTokenCache = v }

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import IDTokenAudit
+import IDTokenConfiguration
 import IDTokenKit
 import IDTokenKitRedis
 #if canImport(Glibc)
@@ -101,7 +102,7 @@ struct AuditCommand: AsyncParsableCommand {
                                    cacheCapacity: verdictCache, format: outputFormat)
         let runID = try distribution.apply(to: &options, command: self)
         // Keys are fetched only now, once every option, the input and the output have been checked.
-        let judge = try await buildJudge(plan)
+        let verifier = try await buildVerifier(plan)
         // A run spread over shards shares one record of first presentations on Redis (DESIGN §12).
         var runDetector: RunReplayDetector?
         if let runID, replayStore != nil, let store = (replayDetector as? ReplayCacheDetector)?.cache as? RedisReplayCache {
@@ -109,7 +110,7 @@ struct AuditCommand: AsyncParsableCommand {
                                             ttlSeconds: distribution.runTtl)
             replayDetector = runDetector
         }
-        let engine = AuditEngine(judge: judge, options: options)
+        let engine = AuditEngine(verifier: verifier, options: options)
         let terminal = isatty(STDERR_FILENO) == 1
         let showProgress = progress || (terminal && !distribution.pipe)
         var progressLine: (@Sendable (AuditProgress) -> Void)?
@@ -174,8 +175,8 @@ struct AuditCommand: AsyncParsableCommand {
             guard !policy.shapesProfile else {
                 throw Self.fail("--config holds the profiles' options; of the policy options only --nonce or --nonce-exact may be given with it", Self.usageFailure)
             }
-            let configuration: AuditConfiguration
-            do { configuration = try AuditConfiguration.load(path: config) } catch {
+            let configuration: ConfigurationFile
+            do { configuration = try ConfigurationFile.load(path: config) } catch {
                 throw Self.fail(error.reason, Self.usageFailure)
             }
             return (configuration.profiles.map { (name: $0.name, profile: $0.profile, keys: $0.keys) }, configuration.at)
@@ -185,16 +186,16 @@ struct AuditCommand: AsyncParsableCommand {
         }
     }
 
-    /// Fetches or reads each profile's keys and builds the judge.
-    private func buildJudge(_ plan: [(name: String?, profile: Profile, keys: [String])]) async throws -> ProfileJudge {
-        var profiles: [AuditProfile] = []
+    /// Fetches or reads each profile's keys once and builds the verifier over those fixed sets.
+    private func buildVerifier(_ plan: [(name: String?, profile: Profile, keys: [String])]) async throws -> MultiProfileVerifier {
+        var members: [MultiProfileVerifier.Member] = []
         for entry in plan {
             let keySet = try await Self.loadKeys(entry.keys, profile: entry.profile)
-            do { profiles.append(try AuditProfile(name: entry.name, profile: entry.profile, keys: keySet)) } catch {
+            do { members.append(.init(name: entry.name, verifier: try IDTokenVerifier(profile: entry.profile, keys: keySet))) } catch {
                 throw Self.fail((entry.name.map { "profile \"\($0)\": " } ?? "") + error.reason, Self.usageFailure)
             }
         }
-        do { return try ProfileJudge(profiles: profiles, nonceMode: policy.nonceMode) } catch {
+        do { return try MultiProfileVerifier(members, nonceMode: policy.nonceMode) } catch {
             throw Self.fail(error.reason, Self.usageFailure)
         }
     }

@@ -1,7 +1,7 @@
 import ArgumentParser
 import Dispatch
 import Foundation
-import IDTokenAudit
+import IDTokenConfiguration
 import IDTokenKit
 import IDTokenServe
 import Logging
@@ -43,12 +43,12 @@ struct ServeCommand: AsyncParsableCommand {
             handler.logLevel = level
             return handler
         }
-        let configuration: AuditConfiguration
+        let configuration: ConfigurationFile
         var settings: ServeSettings
         let fixedTime: Double?
         do {
             fixedTime = try at.map { (text) throws(ConfigurationError) in try UnixTime.argument(text, option: "--at") }
-            configuration = try AuditConfiguration.load(path: config)
+            configuration = try ConfigurationFile.load(path: config)
             let base = (config as NSString).deletingLastPathComponent
             settings = try ServeSettings.parse(configuration.serve, profileNames: configuration.profiles.map(\.name),
                                                baseDirectory: base.isEmpty ? "." : base)
@@ -91,7 +91,7 @@ struct ServeCommand: AsyncParsableCommand {
             throw Self.fail("cannot listen on \(settings.host):\(settings.port): \(error)")
         }
         if at != nil { logger.warning("judging every token at a fixed time (--at): for tests only") }
-        logger.notice("listening", metadata: ["address": "\(address)", "profiles": "\(service.entries.map(\.name).joined(separator: ","))"])
+        logger.notice("listening", metadata: ["address": "\(address)", "profiles": "\(service.verifier.members.map(\.name).joined(separator: ","))"])
         // Scripts read the bound address (with --listen …:0) from this line on standard output.
         FileHandle.standardOutput.write(Data("listening on \(address)\n".utf8))
 

@@ -22,7 +22,8 @@ let package = Package(
         ),
         .executableTarget(
             name: "FuzzAuditLine",
-            dependencies: ["FuzzDriver", .product(name: "IDTokenAudit", package: "IDTokenKit")]
+            dependencies: ["FuzzDriver", .product(name: "IDTokenAudit", package: "IDTokenKit"),
+                           .product(name: "IDTokenConfiguration", package: "IDTokenKit")]
         ),
         .executableTarget(
             name: "FuzzHTTPHead",

@@ -1,5 +1,6 @@
 import Foundation
 import IDTokenAudit
+import IDTokenConfiguration
 import IDTokenKit
 import Testing
 
@@ -7,7 +8,7 @@ import Testing
 struct ConfigurationTests {
     @Test("tokens of three providers are routed by issuer to their profiles")
     func routing() throws {
-        let run = try AuditRun(try Sample.bytes(Sample.log), judge: try Sample.judge())
+        let run = try AuditRun(try Sample.bytes(Sample.log), verifier: try Sample.verifier())
         for result in run.results where result.isValid {
             let expected = ["https://securetoken.google.com/idtokenkit-sample": "firebase",
                             "https://appleid.apple.com": "apple", "https://www.facebook.com": "facebook"][result.claims.issuer ?? ""]
@@ -27,12 +28,12 @@ struct ConfigurationTests {
           {"provider": "facebook", "appId": "1234567890123456", "keys": "keys/facebook.json"}
         ]}
         """
-        let configuration = try AuditConfiguration.parse(Array(config.utf8), baseDirectory: Sample.directory)
-        let judge = try ProfileJudge(profiles: configuration.profiles.map {
-            try AuditProfile(name: $0.name, profile: $0.profile, keys: try KeyFiles.load($0.keys[0]))
+        let configuration = try ConfigurationFile.parse(Array(config.utf8), baseDirectory: Sample.directory)
+        let verifier = try MultiProfileVerifier(configuration.profiles.map {
+            .init(name: $0.name, verifier: try IDTokenVerifier(profile: $0.profile, keys: try KeyFiles.load($0.keys[0])))
         })
         let (firebase, _) = try #require(tokens["firebase"])
-        let run = try AuditRun(Array([record(apple, at: at), firebase].joined(separator: "\n").utf8), judge: judge)
+        let run = try AuditRun(Array([record(apple, at: at), firebase].joined(separator: "\n").utf8), verifier: verifier)
         #expect(run.results[0].error?.code == .wrongIssuer)
         #expect(run.results[0].error?.message.contains("https://appleid.apple.com") == true)
         #expect(run.results[0].claims.issuer == "https://appleid.apple.com")
@@ -42,9 +43,9 @@ struct ConfigurationTests {
 
     @Test("with one profile, the other providers' tokens are refused by that profile's verifier")
     func singleProfile() throws {
-        let judge = try ProfileJudge(profiles: [try AuditProfile(profile: .firebase(projectID: "idtokenkit-sample"),
-                                                                  keys: try KeyFiles.load(Sample.directory + "/keys/firebase.json"))])
-        let run = try AuditRun(try Sample.bytes(Sample.log), judge: judge)
+        let verifier = try MultiProfileVerifier([.init(verifier: try IDTokenVerifier(profile: .firebase(projectID: "idtokenkit-sample"),
+                                                                                    keys: try KeyFiles.load(Sample.directory + "/keys/firebase.json")))])
+        let run = try AuditRun(try Sample.bytes(Sample.log), verifier: verifier)
         // Their kid is not in Firebase's key set, and the key is looked up before the claims are read.
         let foreign = run.results.filter { $0.claims.issuer == "https://appleid.apple.com" || $0.claims.issuer == "https://www.facebook.com" }
         #expect(foreign.count > 40)
@@ -56,12 +57,12 @@ struct ConfigurationTests {
 
     @Test("the configuration's time, leeway, names and key paths are read")
     func parse() throws {
-        let configuration = try AuditConfiguration.load(path: Sample.config)
+        let configuration = try ConfigurationFile.load(path: Sample.config)
         #expect(configuration.at == Sample.at)
         #expect(configuration.profiles.map(\.name) == ["firebase", "apple", "facebook"])
         #expect(configuration.profiles[0].keys == [Sample.directory + "/keys/firebase.json"])
         #expect(configuration.profiles.allSatisfy { $0.profile.leeway.seconds == 60 })
-        let oidc = try AuditConfiguration.parse(Array("""
+        let oidc = try ConfigurationFile.parse(Array("""
         {"leeway": 30, "profiles": [{"name": "ci", "provider": "oidc", "issuers": ["https://issuer.example"], "audiences": "api",
           "algorithms": ["ES256"], "leeway": 10, "keys": ["/abs/keys.json", "https://issuer.example/jwks"]}]}
         """.utf8), baseDirectory: "/base")
@@ -91,7 +92,7 @@ struct ConfigurationTests {
           ])
     func refused(_ text: String, _ reason: String) {
         #expect {
-            _ = try AuditConfiguration.parse(Array(text.utf8), baseDirectory: ".")
+            _ = try ConfigurationFile.parse(Array(text.utf8), baseDirectory: ".")
         } throws: { error in
             (error as? ConfigurationError)?.reason.contains(reason) == true
         }
@@ -103,14 +104,14 @@ struct ConfigurationTests {
         {"serve": {"listen": "127.0.0.1:8080", "routes": [{"path": "/verify", "profile": "apple"}]},
          "profiles": [{"provider": "apple", "audiences": "x", "keys": "k.json"}]}
         """
-        let configuration = try AuditConfiguration.parse(Array(text.utf8), baseDirectory: "/base")
+        let configuration = try ConfigurationFile.parse(Array(text.utf8), baseDirectory: "/base")
         let serve = try #require(configuration.serve)
         #expect(serve["listen"]?.string == "127.0.0.1:8080")
         #expect(serve["routes"]?.array?.first?["profile"]?.string == "apple")
-        #expect(try AuditConfiguration.parse(Array(#"{"profiles":[{"provider":"apple","audiences":"x","keys":"k"}]}"#.utf8), baseDirectory: "/").serve == nil)
+        #expect(try ConfigurationFile.parse(Array(#"{"profiles":[{"provider":"apple","audiences":"x","keys":"k"}]}"#.utf8), baseDirectory: "/").serve == nil)
         for (bad, reason) in [(#"{"serve": [], "profiles": [{"provider": "apple", "audiences": "x", "keys": "k"}]}"#, "\"serve\" must be a JSON object"),
                               (#"{"serv": {}, "profiles": [{"provider": "apple", "audiences": "x", "keys": "k"}]}"#, "unknown member \"serv\"")] {
-            #expect { _ = try AuditConfiguration.parse(Array(bad.utf8), baseDirectory: "/") } throws: { error in
+            #expect { _ = try ConfigurationFile.parse(Array(bad.utf8), baseDirectory: "/") } throws: { error in
                 (error as? ConfigurationError)?.reason.contains(reason) == true
             }
         }
@@ -121,15 +122,15 @@ struct ConfigurationTests {
     ])
     func at(_ json: String, _ seconds: Double) throws {
         let text = "{\"at\": \(json), \"profiles\": [{\"provider\": \"apple\", \"audiences\": \"x\", \"keys\": \"k\"}]}"
-        #expect(try AuditConfiguration.parse(Array(text.utf8), baseDirectory: "/").at == seconds)
-        #expect(try AuditConfiguration.parse(Array(text.utf8), baseDirectory: "/").at == UnixTime.parse("2026-01-01 12:00:00"))
+        #expect(try ConfigurationFile.parse(Array(text.utf8), baseDirectory: "/").at == seconds)
+        #expect(try ConfigurationFile.parse(Array(text.utf8), baseDirectory: "/").at == UnixTime.parse("2026-01-01 12:00:00"))
     }
 
     @Test("two profiles that accept the same issuer are refused")
     func duplicateIssuer() throws {
         let keys = try KeyFiles.load(Sample.directory + "/keys/apple.json")
-        let a = try AuditProfile(name: "a", profile: .apple(clientIDs: ["x"]), keys: keys)
-        let b = try AuditProfile(name: "b", profile: .apple(clientIDs: ["y"]), keys: keys)
-        #expect(throws: ConfigurationError.self) { try ProfileJudge(profiles: [a, b]) }
+        let a = MultiProfileVerifier.Member(name: "a", verifier: try IDTokenVerifier(profile: .apple(clientIDs: ["x"]), keys: keys))
+        let b = MultiProfileVerifier.Member(name: "b", verifier: try IDTokenVerifier(profile: .apple(clientIDs: ["y"]), keys: keys))
+        #expect(throws: ConfigurationError.self) { try MultiProfileVerifier([a, b]) }
     }
 }

@@ -24,7 +24,7 @@ struct InputFormTests {
             "\(iso) 203.0.113.5 GET /me 200 \"Authorization: Bearer \(token)\"",
             "198.51.100.2 - - [\(clf)] \"GET /cb?id_token=\(token)&s=1 HTTP/1.1\" 200 0",
         ]
-        let run = try AuditRun(Array(lines.joined(separator: "\r\n").utf8), judge: try Sample.judge(), at: at)
+        let run = try AuditRun(Array(lines.joined(separator: "\r\n").utf8), verifier: try Sample.verifier(), at: at)
         #expect(run.results.count == 5)
         #expect(run.results.allSatisfy { $0.isValid })
         #expect(run.results.allSatisfy { $0.at == at })
@@ -41,7 +41,7 @@ struct InputFormTests {
         bytes += [0x00, 0x01, 0xFF, 0xFE, 0x80, 0x0D, 0x1B, 0x5B, 0x32, 0x4A, 0xC0, 0xAF, 0x0A]
         bytes += (0..<200).map { UInt8(truncatingIfNeeded: $0 &* 37 &+ 11) }.filter { $0 != 0x0A } + [0x0A]
         bytes += Array(record(token, at: at).utf8)
-        let run = try AuditRun(bytes, judge: try Sample.judge())
+        let run = try AuditRun(bytes, verifier: try Sample.verifier())
         #expect(run.results.map(\.line) == [1, 2, 3, 4])
         #expect(run.results.map { $0.error?.code } == [nil, .malformed, .malformed, nil])
         // The output stays valid JSON, one object a line, whatever the input bytes were.
@@ -52,24 +52,24 @@ struct InputFormTests {
 
     @Test("an empty file and a file of blank lines audit to nothing, without error")
     func emptyInput() throws {
-        let empty = try AuditRun([], judge: try Sample.judge())
+        let empty = try AuditRun([], verifier: try Sample.verifier())
         #expect(empty.summary.records == 0)
         #expect(empty.summary.lines == 0)
         #expect(empty.output.isEmpty)
         #expect(empty.summary.inputError == nil)
-        let blanks = try AuditRun(Array("\n\n  \n\t\n".utf8), judge: try Sample.judge())
+        let blanks = try AuditRun(Array("\n\n  \n\t\n".utf8), verifier: try Sample.verifier())
         #expect(blanks.summary.records == 0)
         #expect(blanks.summary.blankLines == 4)
         #expect(blanks.summary.lines == 4)
-        let csv = try AuditRun([], judge: try Sample.judge(), format: .csv)
+        let csv = try AuditRun([], verifier: try Sample.verifier(), format: .csv)
         #expect(csv.output == OutputFormat.csv.header)
     }
 
     @Test("a gzip file gives exactly what the plain file gives")
     func gzip() throws {
-        let plain = try AuditRun(try Sample.bytes(Sample.log), judge: try Sample.judge())
+        let plain = try AuditRun(try Sample.bytes(Sample.log), verifier: try Sample.verifier())
         let source = try GzipByteSource(MemoryByteSource(try Sample.bytes(Sample.gzip), chunkSize: 1000), chunkSize: 3000)
-        let zipped = try AuditRun(source, judge: try Sample.judge())
+        let zipped = try AuditRun(source, verifier: try Sample.verifier())
         #expect(zipped.summary.inputError == nil)
         #expect(zipped.output == plain.output)
         #expect(zipped.summary.records == plain.summary.records)
@@ -94,8 +94,8 @@ struct InputFormTests {
         defer { try? FileManager.default.removeItem(at: directory) }
         let path = directory.appendingPathComponent("cut.log.gz").path
         try Data(cut).write(to: URL(fileURLWithPath: path))
-        let plain = try AuditRun(try Sample.bytes(Sample.log), judge: try Sample.judge())
-        let run = try AuditRun(try GzipByteSource(try FileByteSource(path: path, chunkSize: 4096), name: path), judge: try Sample.judge())
+        let plain = try AuditRun(try Sample.bytes(Sample.log), verifier: try Sample.verifier())
+        let run = try AuditRun(try GzipByteSource(try FileByteSource(path: path, chunkSize: 4096), name: path), verifier: try Sample.verifier())
         let error = try #require(run.summary.inputError)
         #expect(error.kind == .truncatedGzip)
         #expect(error.message.contains("truncated"))
@@ -116,9 +116,9 @@ struct InputFormTests {
     func corruptGzip() throws {
         var gz = try Sample.bytes(Sample.gzip)
         for k in stride(from: 2000, to: 2600, by: 3) { gz[k] ^= 0x5A }
-        let run = try AuditRun(try GzipByteSource(MemoryByteSource(gz)), judge: try Sample.judge())
+        let run = try AuditRun(try GzipByteSource(MemoryByteSource(gz)), verifier: try Sample.verifier())
         #expect(run.summary.inputError?.kind == .corruptGzip)
-        let notGzip = try AuditRun(try GzipByteSource(MemoryByteSource(Array("plain text, not gzip\n".utf8))), judge: try Sample.judge())
+        let notGzip = try AuditRun(try GzipByteSource(MemoryByteSource(Array("plain text, not gzip\n".utf8))), verifier: try Sample.verifier())
         #expect(notGzip.summary.inputError?.kind == .corruptGzip)
         #expect(notGzip.summary.records == 0)
     }
@@ -142,7 +142,7 @@ struct InputFormTests {
         try handle.close()
 
         let before = peakResidentBytes()
-        let run = try AuditRun(try FileByteSource(path: path, chunkSize: 256 * 1024), judge: try Sample.judge())
+        let run = try AuditRun(try FileByteSource(path: path, chunkSize: 256 * 1024), verifier: try Sample.verifier())
         let after = peakResidentBytes()
         #expect(run.results.map(\.line) == [1, 2, 3])
         #expect(run.results.map { $0.error?.code } == [nil, .malformed, nil])
@@ -164,7 +164,7 @@ struct ProgressTests {
         final class Box: @unchecked Sendable { var updates: [AuditProgress] = [] }
         let box = Box()
         let options = AuditOptions(threads: 2, defaultTime: Sample.at, batchLines: 5, progressInterval: 0)
-        let summary = try AuditEngine(judge: try Sample.judge(), options: options)
+        let summary = try AuditEngine(verifier: try Sample.verifier(), options: options)
             .run(MemoryByteSource(bytes, chunkSize: 2000), progress: { box.updates.append($0) })
         let last = try #require(box.updates.last)
         #expect(box.updates.count > 3)

@@ -31,7 +31,7 @@ struct OutputFormatTests {
         let awkward = "a,b \"quoted\"\nsecond line\r\nthird"
         let log = [record(token, at: at, id: awkward), record("not-a-token", at: at, id: "plain"), "{\"token\":\"x.y.z\",\"id\":12.5}"]
             .joined(separator: "\n")
-        let run = try AuditRun(Array(log.utf8), judge: try Sample.judge(), format: .csv)
+        let run = try AuditRun(Array(log.utf8), verifier: try Sample.verifier(), format: .csv)
         #expect(run.output.hasPrefix("line,id,valid,error,iss,sub,aud,kid,exp,iat,at,message\r\n"))
         #expect(run.output.contains("\"a,b \"\"quoted\"\"\nsecond line\r\nthird\""))
         let rows = parseCSV(run.output)
@@ -55,7 +55,7 @@ struct OutputFormatTests {
         let exp = Double(try #require(claims["exp"] as? Int))
         let log = "{\"token\":\"\(token)\",\"at\":\"\(UnixTime.iso8601(exp + 3600).dropLast()).794Z\"}\n{\"token\":\"\(token)\",\"at\":\(Int(exp) + 3600).5}"
         for format in [OutputFormat.ndjson, .csv] {
-            let run = try AuditRun(Array(log.utf8), judge: try Sample.judge(), format: format)
+            let run = try AuditRun(Array(log.utf8), verifier: try Sample.verifier(), format: format)
             #expect(run.results.count == 2)
             #expect(run.results.allSatisfy { $0.error?.code == .expired }, "\(run.output)")
             #expect(!run.output.contains(".794") && !run.output.contains("00.5"), "\(run.output)")
@@ -66,7 +66,7 @@ struct OutputFormatTests {
 
     @Test("NDJSON: one JSON object a line with the DESIGN fields first, in order")
     func ndjson() throws {
-        let run = try AuditRun(try Sample.bytes(Sample.log), judge: try Sample.judge())
+        let run = try AuditRun(try Sample.bytes(Sample.log), verifier: try Sample.verifier())
         let lines = run.output.split(separator: "\n", omittingEmptySubsequences: false).dropLast()
         #expect(lines.count == run.results.count)
         for (line, result) in zip(lines, run.results) {
@@ -86,7 +86,7 @@ struct OutputFormatTests {
 
     @Test("the summary JSON parses and carries the counts")
     func summaryJSON() throws {
-        let run = try AuditRun(try Sample.bytes(Sample.log), judge: try Sample.judge(), replay: MemoryReplayDetector())
+        let run = try AuditRun(try Sample.bytes(Sample.log), verifier: try Sample.verifier(), replay: MemoryReplayDetector())
         let object = try #require(try JSONSerialization.jsonObject(with: Data(run.summary.json().utf8)) as? [String: Any])
         #expect(object["records"] as? Int == run.summary.records)
         #expect(object["valid"] as? Int == run.summary.valid)

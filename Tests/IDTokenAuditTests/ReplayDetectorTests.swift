@@ -50,7 +50,7 @@ struct FailingReplayStageTests {
         let sink = MemorySink()
         var seen: [AuditResult] = []
         #expect(throws: AuditError.self) {
-            _ = try AuditEngine(judge: try Sample.judge(), options: options)
+            _ = try AuditEngine(verifier: try Sample.verifier(), options: options)
                 .run(MemoryByteSource(try Sample.bytes(Sample.log)), output: sink, replay: FlakyDetector(answers: 5),
                      onResult: { seen.append($0) })
         }
@@ -58,7 +58,7 @@ struct FailingReplayStageTests {
         #expect(seen.filter(\.isValid).count == 5)
         #expect(lines.count == seen.count)
         #expect(seen.map(\.line) == seen.map(\.line).sorted())
-        let reference = try AuditRun(try Sample.bytes(Sample.log), judge: try Sample.judge())
+        let reference = try AuditRun(try Sample.bytes(Sample.log), verifier: try Sample.verifier())
         #expect(seen.count < reference.results.count)
     }
 }

@@ -28,7 +28,7 @@ struct ReportedClaimsTests {
             #expect(reported.expires == c.expires, "\(c.json)")
             #expect(reported.issuedAtText == c.iat, "\(c.json)")
             // A claim the verifier refuses whatever the time (a string, a negative date) moves no threshold.
-            let judgement = Judgement(error: nil, signatureVerified: true, header: nil, claims: claims, leeway: 60, profile: nil)
+            let judgement = ProfileVerification(error: nil, signatureVerified: true, header: nil, claims: claims, leeway: 60, profile: nil)
             #expect(judgement.timeThresholds == c.thresholds, "\(c.json)")
         }
     }

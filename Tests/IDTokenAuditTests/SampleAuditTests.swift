@@ -7,7 +7,7 @@ import Testing
 struct SampleAuditTests {
     @Test("the verdicts match what the generator computed independently")
     func matchesExpected() throws {
-        let run = try AuditRun(try Sample.bytes(Sample.log), judge: try Sample.judge())
+        let run = try AuditRun(try Sample.bytes(Sample.log), verifier: try Sample.verifier())
         let expected = try Sample.expected()
         #expect(run.summary.lines == expected["lines"] as? Int)
         #expect(run.summary.records == expected["records"] as? Int)
@@ -20,8 +20,8 @@ struct SampleAuditTests {
 
     @Test("with replay detection, the copies of accepted tokens are replays pointing at the first line")
     func replays() throws {
-        let plain = try AuditRun(try Sample.bytes(Sample.log), judge: try Sample.judge())
-        let run = try AuditRun(try Sample.bytes(Sample.log), judge: try Sample.judge(), replay: MemoryReplayDetector())
+        let plain = try AuditRun(try Sample.bytes(Sample.log), verifier: try Sample.verifier())
+        let run = try AuditRun(try Sample.bytes(Sample.log), verifier: try Sample.verifier(), replay: MemoryReplayDetector())
         let expected = try #require(try Sample.expected()["replaysWithReplayOption"] as? Int)
         #expect(run.summary.replays == expected)
         #expect(run.summary.byError["replayed"] == expected)
@@ -41,7 +41,7 @@ struct SampleAuditTests {
 
     @Test("the summary's counts equal the per-record results")
     func summaryMatchesRecords() throws {
-        let run = try AuditRun(try Sample.bytes(Sample.log), judge: try Sample.judge(), replay: MemoryReplayDetector())
+        let run = try AuditRun(try Sample.bytes(Sample.log), verifier: try Sample.verifier(), replay: MemoryReplayDetector())
         let s = run.summary
         #expect(s.records == run.results.count)
         #expect(s.valid == run.results.filter(\.isValid).count)
@@ -77,7 +77,7 @@ struct SampleAuditTests {
 
     @Test("the Firebase key rotation shows in the key usage: key 1 until noon, key 2 from noon")
     func keyRotation() throws {
-        let run = try AuditRun(try Sample.bytes(Sample.log), judge: try Sample.judge())
+        let run = try AuditRun(try Sample.bytes(Sample.log), verifier: try Sample.verifier())
         let key1 = try #require(run.summary.keyUsage["a1f0c2d3e4b5a6978877665544332211ffeeddcc"])
         let key2 = try #require(run.summary.keyUsage["b2e1d3c4f5a6b7c8d9e0f1a2b3c4d5e6f7a8b9c0"])
         #expect(key1.firstUse < key2.firstUse)
@@ -88,9 +88,9 @@ struct SampleAuditTests {
     @Test("output order is the input order, identical with 1 thread and with several", arguments: [OutputFormat.ndjson, .csv])
     func orderIndependentOfThreads(format: OutputFormat) throws {
         let bytes = try Sample.bytes(Sample.log)
-        let one = try AuditRun(bytes, judge: try Sample.judge(), threads: 1, format: format, replay: MemoryReplayDetector(), batchLines: 1)
-        let four = try AuditRun(bytes, judge: try Sample.judge(), threads: 4, format: format, replay: MemoryReplayDetector(), batchLines: 3)
-        let eight = try AuditRun(bytes, judge: try Sample.judge(), threads: 8, format: format, replay: MemoryReplayDetector(), cache: 0, batchLines: 2)
+        let one = try AuditRun(bytes, verifier: try Sample.verifier(), threads: 1, format: format, replay: MemoryReplayDetector(), batchLines: 1)
+        let four = try AuditRun(bytes, verifier: try Sample.verifier(), threads: 4, format: format, replay: MemoryReplayDetector(), batchLines: 3)
+        let eight = try AuditRun(bytes, verifier: try Sample.verifier(), threads: 8, format: format, replay: MemoryReplayDetector(), cache: 0, batchLines: 2)
         #expect(!one.output.isEmpty)
         #expect(one.output == four.output)
         #expect(one.output == eight.output)
@@ -100,7 +100,7 @@ struct SampleAuditTests {
 
     @Test("the HTML report is one self-contained page with its three plots")
     func htmlReport() throws {
-        let run = try AuditRun(try Sample.bytes(Sample.log), judge: try Sample.judge(), replay: MemoryReplayDetector())
+        let run = try AuditRun(try Sample.bytes(Sample.log), verifier: try Sample.verifier(), replay: MemoryReplayDetector())
         let page = HTMLReport(summary: run.summary, title: "Sample <audit>").render()
         #expect(page.hasPrefix("<!DOCTYPE html>"))
         #expect(page.contains("Sample &lt;audit&gt;"))

@@ -44,15 +44,15 @@ struct ShardTests {
     @Test("N shards give one process's verdicts, and their merged summary is its summary", arguments: [1, 2, 4, 7])
     func shardsMerge(count: Int) throws {
         let bytes = try Sample.bytes(Sample.log)
-        let judge = try Sample.judge()
-        let whole = try AuditRun(bytes, judge: judge)
+        let verifier = try Sample.verifier()
+        let whole = try AuditRun(bytes, verifier: verifier)
         var lines: [String] = []
         var parts: [(name: String, summary: AuditSummary)] = []
         for index in 0..<count {
             var options = AuditOptions(threads: 2, defaultTime: Sample.at, batchLines: 7)
             options.shard = try Shard(index: index, count: count)
             let sink = MemorySink()
-            var summary = try AuditEngine(judge: judge, options: options).run(MemoryByteSource(bytes, chunkSize: 4096), output: sink)
+            var summary = try AuditEngine(verifier: verifier, options: options).run(MemoryByteSource(bytes, chunkSize: 4096), output: sink)
             summary.runID = "test-run"
             #expect(summary.lines == whole.summary.lines)
             lines += String(decoding: sink.bytes, as: UTF8.self).split(separator: "\n").map(String.init)
@@ -70,11 +70,11 @@ struct ShardTests {
     @Test("merge refuses summaries of different runs, a shard twice, a missing shard, naming them")
     func mergeRefuses() throws {
         let bytes = try Sample.bytes(Sample.log)
-        let judge = try Sample.judge()
+        let verifier = try Sample.verifier()
         func shard(_ index: Int, _ count: Int, run: String = "r1") throws -> AuditSummary {
             var options = AuditOptions(threads: 1, defaultTime: Sample.at)
             options.shard = try Shard(index: index, count: count)
-            var summary = try AuditEngine(judge: judge, options: options).run(MemoryByteSource(bytes))
+            var summary = try AuditEngine(verifier: verifier, options: options).run(MemoryByteSource(bytes))
             summary.runID = run
             return try AuditSummary(json: summary.json(), name: "x")
         }
@@ -86,14 +86,14 @@ struct ShardTests {
         #expect(refusal([("a", a), ("b", b), ("b2", b), ("c", c)]).contains("b and b2 are both shard 1/3"))
         #expect(refusal([("a", a), ("c", c)]).contains("missing shard 1/3"))
         #expect(refusal([("a", a), ("b", b), ("c", c)]) == "")
-        #expect(throws: AuditError.self) { try AuditSummary(json: try AuditRun(bytes, judge: judge).summary.json(), name: "whole") }
+        #expect(throws: AuditError.self) { try AuditSummary(json: try AuditRun(bytes, verifier: verifier).summary.json(), name: "whole") }
     }
 
     @Test("a damaged shard summary is refused, naming the file and what is wrong")
     func damagedSummariesAreRefused() throws {
         var options = AuditOptions(threads: 1, defaultTime: Sample.at)
         options.shard = try Shard(index: 0, count: 2)
-        let text = try AuditEngine(judge: try Sample.judge(), options: options).run(MemoryByteSource(try Sample.bytes(Sample.log))).json()
+        let text = try AuditEngine(verifier: try Sample.verifier(), options: options).run(MemoryByteSource(try Sample.bytes(Sample.log))).json()
         #expect(throws: Never.self) { try AuditSummary(json: text, name: "s0.json") }
         func refusal(_ damaged: String) -> String {
             do { _ = try AuditSummary(json: damaged, name: "s0.json"); return "" } catch { return error.message }
@@ -120,7 +120,7 @@ struct ShardTests {
         options.pipe = true
         options.firstLine = 1001
         let sink = MemorySink()
-        let summary = try AuditEngine(judge: try Sample.judge(), options: options)
+        let summary = try AuditEngine(verifier: try Sample.verifier(), options: options)
             .run(MemoryByteSource(bytes, chunkSize: 512), output: sink, replay: MemoryReplayDetector())
         let out = String(decoding: sink.bytes, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false).dropLast()
         #expect(out.count == lineCount)
@@ -143,7 +143,7 @@ struct SettlementTests {
     @Test("an overturned claim of the merged attempt becomes a replay of the earliest line; an earlier attempt's is left alone")
     func settle() throws {
         let bytes = try Sample.bytes(Sample.log)
-        let judge = try Sample.judge()
+        let verifier = try Sample.verifier()
         var parts: [(name: String, summary: AuditSummary)] = []
         var attempts: [Int: String] = [:]
         var validLine: (line: Int, at: Double)?
@@ -151,7 +151,7 @@ struct SettlementTests {
             var options = AuditOptions(threads: 1, defaultTime: Sample.at)
             options.shard = try Shard(index: index, count: 2)
             var results: [AuditResult] = []
-            var summary = try AuditEngine(judge: judge, options: options).run(MemoryByteSource(bytes), onResult: { results.append($0) })
+            var summary = try AuditEngine(verifier: verifier, options: options).run(MemoryByteSource(bytes), onResult: { results.append($0) })
             summary.runID = "r"
             summary.shardAttempt = "attempt-\(index)"
             attempts[index] = "attempt-\(index)"
@@ -192,11 +192,11 @@ struct VerdictMergeTests {
         // The sample, with a replayed record presented once more at the end: a token replayed twice, whose first
         // replay is the claim a later shard overturns.
         var bytes = try Sample.bytes(Sample.log)
-        let sample = try AuditRun(bytes, judge: try Sample.judge(), replay: MemoryReplayDetector())
+        let sample = try AuditRun(bytes, verifier: try Sample.verifier(), replay: MemoryReplayDetector())
         let replayed = try #require(sample.results.first { $0.error?.code == .replayed && $0.firstSeenLine != nil })
         let rawLines = bytes.split(separator: 0x0A, omittingEmptySubsequences: false)
         bytes += rawLines[replayed.line - 1] + [0x0A]
-        let whole = try AuditRun(bytes, judge: try Sample.judge(), replay: MemoryReplayDetector())
+        let whole = try AuditRun(bytes, verifier: try Sample.verifier(), replay: MemoryReplayDetector())
         let replays = whole.results.filter { $0.error?.code == .replayed && $0.firstSeenLine != nil }
         let byFirst = Dictionary(grouping: replays, by: { $0.firstSeenLine! })
         let (first, again) = try #require(byFirst.filter { $0.value.count >= 2 }.min { $0.key < $1.key })

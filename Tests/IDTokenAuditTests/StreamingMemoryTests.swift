@@ -49,7 +49,7 @@ struct StreamingMemoryTests {
         let total = repetitions * Int64(log.count)   // whole repetitions, so that every pass is the same
 
         // One pass, for the verdicts every repetition must repeat.
-        let once = try AuditRun(log, judge: try Sample.judge())
+        let once = try AuditRun(log, verifier: try Sample.verifier())
         let recordsPerPass = once.results.count
         let validPerPass = once.results.filter(\.isValid).count
         #expect(recordsPerPass > 50)
@@ -58,7 +58,7 @@ struct StreamingMemoryTests {
         var valid = 0, records = 0
         let before = peakResidentBytes()
         let options = AuditOptions(threads: 2, defaultTime: Sample.at)
-        let summary = try AuditEngine(judge: try Sample.judge(), options: options)
+        let summary = try AuditEngine(verifier: try Sample.verifier(), options: options)
             .run(RepeatingByteSource(log, total: total), output: sink, onResult: { result in
                 records += 1
                 if result.isValid { valid += 1 }

@@ -1,5 +1,6 @@
 import Foundation
 import IDTokenAudit
+import IDTokenConfiguration
 import IDTokenKit
 
 /// The bundled sample (Vectors/samples/), read relative to this file so that a fresh clone is self-contained.
@@ -17,9 +18,9 @@ enum Sample {
         return Array(data)
     }
 
-    /// The judge of the sample's configuration: Firebase, Apple and Facebook, routed by issuer.
-    static func judge() throws -> ProfileJudge {
-        try AuditConfiguration.load(path: config).judge()
+    /// The verifier of the sample's configuration: Firebase, Apple and Facebook, routed by issuer.
+    static func verifier() throws -> MultiProfileVerifier {
+        try ConfigurationFile.load(path: config).verifier()
     }
 
     /// What the generator says the audit must find (computed in Python, not by IDTokenKit).
@@ -30,12 +31,12 @@ enum Sample {
 
     /// A valid token of each provider from the sample (those of JSON records, with their nonce if any).
     static func validTokens() throws -> [String: (token: String, claims: [String: Any])] {
-        let judge = try judge()
+        let verifier = try verifier()
         let reader = LineReader(MemoryByteSource(try bytes(log)))
         var found: [String: (String, [String: Any])] = [:]
         while let line = reader.next() {
             guard let record = RecordExtractor().extract(line), let token = record.token, record.nonce == nil else { continue }
-            let judgement = judge.judge(token, at: record.at ?? at, nonce: nil)
+            let judgement = verifier.evaluate(token, at: record.at ?? at, nonce: nil)
             guard judgement.isValid, let profile = judgement.profile, found[profile] == nil,
                   let claims = judgement.claims,
                   let decoded = try JSONSerialization.jsonObject(with: Data(claims.rawJSON.utf8)) as? [String: Any] else { continue }
@@ -56,20 +57,20 @@ struct AuditRun {
     var output = ""
     var summary = AuditSummary()
 
-    init(_ bytes: [UInt8], judge: any TokenJudge, threads: Int = 2, format: OutputFormat = .ndjson, replay: (any ReplayDetector)? = nil,
+    init(_ bytes: [UInt8], verifier: MultiProfileVerifier, threads: Int = 2, format: OutputFormat = .ndjson, replay: (any ReplayDetector)? = nil,
          cache: Int = 16_384, batchLines: Int = 7, maxLineBytes: Int = 1 << 20, chunkSize: Int = 4096, at: Double = Sample.at) throws {
-        try self.init(MemoryByteSource(bytes, chunkSize: chunkSize), judge: judge, threads: threads, format: format, replay: replay,
+        try self.init(MemoryByteSource(bytes, chunkSize: chunkSize), verifier: verifier, threads: threads, format: format, replay: replay,
                       cache: cache, batchLines: batchLines, maxLineBytes: maxLineBytes, at: at)
     }
 
-    init(_ source: any ByteSource, judge: any TokenJudge, threads: Int = 2, format: OutputFormat = .ndjson,
+    init(_ source: any ByteSource, verifier: MultiProfileVerifier, threads: Int = 2, format: OutputFormat = .ndjson,
          replay: (any ReplayDetector)? = nil, cache: Int = 16_384, batchLines: Int = 7, maxLineBytes: Int = 1 << 20,
          at: Double = Sample.at) throws {
         let options = AuditOptions(threads: threads, defaultTime: at, maxLineBytes: maxLineBytes, cacheCapacity: cache,
                                    batchLines: batchLines, format: format)
         let sink = MemorySink()
         var results: [AuditResult] = []
-        summary = try AuditEngine(judge: judge, options: options).run(source, output: sink, replay: replay,
+        summary = try AuditEngine(verifier: verifier, options: options).run(source, output: sink, replay: replay,
                                                                         onResult: { results.append($0) })
         self.results = results
         output = String(decoding: sink.bytes, as: UTF8.self)

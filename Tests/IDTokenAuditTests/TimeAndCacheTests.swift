@@ -17,7 +17,7 @@ struct TimeAndCacheTests {
             (exp + 59, nil), (exp + 60, .expired), (iat - 61, .issuedInFuture), (iat - 60, nil), (exp + 3600, .expired),
         ]
         let log = times.enumerated().map { record(token, at: $1.0, id: "r\($0)") }.joined(separator: "\n")
-        let run = try AuditRun(Array(log.utf8), judge: try Sample.judge(), threads: threads, cache: cache, batchLines: 2)
+        let run = try AuditRun(Array(log.utf8), verifier: try Sample.verifier(), threads: threads, cache: cache, batchLines: 2)
         #expect(run.results.map { $0.error?.code } == times.map(\.1))
         #expect(run.results.map(\.at) == times.map(\.0))
         #expect(run.results.map(\.id) == times.indices.map { RecordID.string("r\($0)") })
@@ -41,7 +41,7 @@ struct TimeAndCacheTests {
         // One-line batches: with three workers, the same token is judged by several of them at the same moment,
         // and those that meet it while another judges it wait for that verdict.
         for _ in 0..<5 {
-            let run = try AuditRun(Array(log.utf8), judge: try Sample.judge(), threads: threads, batchLines: threads == 1 ? 512 : 1)
+            let run = try AuditRun(Array(log.utf8), verifier: try Sample.verifier(), threads: threads, batchLines: threads == 1 ? 512 : 1)
             #expect(run.summary.valid == 50)
             #expect(run.summary.verifications == 1)
             #expect(run.summary.cacheHits == 49)
@@ -52,16 +52,16 @@ struct TimeAndCacheTests {
     func nonceIsPartOfTheKey() throws {
         // Facebook tokens carry the SHA-256 of the raw nonce; the sample's JSON records with nonces are valid.
         let reader = LineReader(MemoryByteSource(try Sample.bytes(Sample.log)))
-        let judge = try Sample.judge()
+        let verifier = try Sample.verifier()
         var pair: (String, String, Double)?
         while let line = reader.next(), pair == nil {
             if let r = RecordExtractor().extract(line), let token = r.token, let nonce = r.nonce, let at = r.at,
-               judge.judge(token, at: at, nonce: nonce).isValid { pair = (token, nonce, at) }
+               verifier.evaluate(token, at: at, nonce: nonce).isValid { pair = (token, nonce, at) }
         }
         let (token, nonce, at) = try #require(pair)
         let log = [record(token, at: at, nonce: nonce), record(token, at: at, nonce: "other"), record(token, at: at, nonce: nonce),
                    record(token, at: at)].joined(separator: "\n")
-        let run = try AuditRun(Array(log.utf8), judge: judge, threads: 1)
+        let run = try AuditRun(Array(log.utf8), verifier: verifier, threads: 1)
         #expect(run.results.map { $0.error?.code } == [nil, .nonceMismatch, nil, nil])
     }
 
@@ -80,7 +80,7 @@ struct TimeAndCacheTests {
             "",
             record(apple, at: aAt + 2),           // replay of line 3
         ].joined(separator: "\n")
-        let run = try AuditRun(Array(log.utf8), judge: try Sample.judge(), threads: threads, replay: MemoryReplayDetector(), batchLines: 1)
+        let run = try AuditRun(Array(log.utf8), verifier: try Sample.verifier(), threads: threads, replay: MemoryReplayDetector(), batchLines: 1)
         #expect(run.results.map { $0.error?.code } == [.expired, nil, nil, .replayed, .replayed])
         #expect(run.results.map(\.firstSeenLine) == [nil, nil, nil, 2, 3])
         #expect(run.results.map(\.line) == [1, 2, 3, 4, 6])

@@ -83,7 +83,7 @@ struct TimeWindowPropertyTests {
             let profile = Self.profile(leeway: drawn.leeway)
             let verifier = try IDTokenVerifier(profile: profile, keys: keys)
             let cached = try IDTokenVerifier(profile: profile, keys: keys, cache: .capacity(8))
-            let judge = try ProfileJudge(profiles: [try AuditProfile(profile: profile, keys: keys)])
+            let multi = try MultiProfileVerifier([.init(verifier: try IDTokenVerifier(profile: profile, keys: keys))])
             let claims = try CompactJWS(token).claims()
             let window = TimeWindow(claims: claims, leeway: Double(drawn.leeway))
             let context = "round \(round): {\(drawn.members.joined(separator: ","))} leeway \(drawn.leeway)"
@@ -107,7 +107,7 @@ struct TimeWindowPropertyTests {
                     #expect((hit != nil) == (verdict == nil), "\(context): cache at \(t), fresh \(String(describing: verdict))")
                 }
                 // 3. The audit's judgement agrees, and holds over its whole interval.
-                let judgement = judge.judge(token, at: t, nonce: nil)
+                let judgement = multi.evaluate(token, at: t, nonce: nil)
                 #expect(judgement.error?.code == verdict, "\(context): audit at \(t)")
                 #expect(judgement.timeThresholds == window.thresholds, "\(context)")
                 let (from, until) = judgement.interval(around: t)
@@ -135,8 +135,8 @@ struct TimeWindowPropertyTests {
             for t in window.thresholds { times += [t.rounded(.down), t.rounded(.down) - 1, t.rounded(.up), t.rounded(.up) + 0.5] }
             times.shuffle(using: &random)
             let log = times.map { "{\"token\":\"\(token)\",\"at\":\($0)}" }.joined(separator: "\n")
-            let judge = try ProfileJudge(profiles: [try AuditProfile(profile: profile, keys: keys)])
-            let run = try AuditRun(Array(log.utf8), judge: judge, threads: 1, cache: 64)
+            let multi = try MultiProfileVerifier([.init(verifier: try IDTokenVerifier(profile: profile, keys: keys))])
+            let run = try AuditRun(Array(log.utf8), verifier: multi, threads: 1, cache: 64)
             let expected = times.map { verifier.evaluate(token, keys: keys, at: Date(timeIntervalSince1970: $0)).error?.code }
             #expect(run.results.map { $0.error?.code } == expected, "{\(drawn.members.joined(separator: ","))} leeway \(drawn.leeway) at \(times)")
             #expect(run.summary.cacheHits > 0 || times.count < 2)

@@ -1,5 +1,5 @@
 import Foundation
-import IDTokenAudit
+import IDTokenConfiguration
 import IDTokenKit
 import IDTokenServe
 import Logging
@@ -40,7 +40,7 @@ final class ServeFixture: @unchecked Sendable {
         }
         let text = "{\"leeway\": 30, \"profiles\": [\(profiles)], \"serve\": \(serve)}"
         try text.write(toFile: directory + "/config.json", atomically: true, encoding: .utf8)
-        let configuration = try AuditConfiguration.load(path: directory + "/config.json")
+        let configuration = try ConfigurationFile.load(path: directory + "/config.json")
         var settings = try ServeSettings.parse(configuration.serve, profileNames: configuration.profiles.map(\.name), baseDirectory: directory)
         settings.host = "127.0.0.1"
         settings.port = 0

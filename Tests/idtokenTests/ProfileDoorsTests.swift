@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import IDTokenAudit
+import IDTokenConfiguration
 import IDTokenKit
 import Testing
 @testable import idtoken
@@ -98,7 +99,7 @@ import Testing
         let direct = try Profile(options: test.options)
         let commandLine = try ProfileOptions.parse(Self.arguments(test.options, nonce: test.nonce))
         #expect(try commandLine.options() == test.options)
-        let file = try AuditConfiguration.parse(Array(Self.configuration(test.options, keys: test.keys).utf8), baseDirectory: "/")
+        let file = try ConfigurationFile.parse(Array(Self.configuration(test.options, keys: test.keys).utf8), baseDirectory: "/")
         #expect(file.profiles[0].options == test.options)
         #expect(file.profiles[0].keys == [test.keys])
 
@@ -114,9 +115,9 @@ import Testing
             verdicts.append(Self.code { () throws(TokenError) in try verifier.verify(test.token, keys: keys, now: now, nonce: nonce) })
         }
         // The audit judges with the configuration file's profile.
-        let judge = try ProfileJudge(profiles: [try AuditProfile(name: "p", profile: file.profiles[0].profile, keys: keys)])
-        let judgement = judge.judge(test.token, at: test.at, nonce: test.nonce?.value)
-        verdicts.append(judgement.isValid ? nil : judgement.error?.code.rawValue)
+        let multi = try MultiProfileVerifier([.init(name: "p", verifier: try IDTokenVerifier(profile: file.profiles[0].profile, keys: keys))])
+        let outcome = multi.evaluate(test.token, at: test.at, nonce: test.nonce?.value)
+        verdicts.append(outcome.isValid ? nil : outcome.error?.code.rawValue)
         #expect(verdicts.allSatisfy { $0 == test.expected }, "\(test.id): \(verdicts), expected \(test.expected ?? "valid")")
     }
 
@@ -147,7 +148,7 @@ import Testing
         let commandLine = try ProfileOptions.parse(Self.arguments(options, nonce: nil))
         do { _ = try commandLine.profile(); Issue.record("the command line accepted \(options)") } catch { reasons.append(error.reason) }
         do {
-            _ = try AuditConfiguration.parse(Array(Self.configuration(options, keys: "/k.json").utf8), baseDirectory: "/")
+            _ = try ConfigurationFile.parse(Array(Self.configuration(options, keys: "/k.json").utf8), baseDirectory: "/")
             Issue.record("the configuration accepted \(options)")
         } catch {
             #expect(error.reason.hasPrefix("profile \"p\": "))
@@ -162,9 +163,9 @@ import Testing
         let profile = try Profile(options: options)
         #expect(profile.audience.accepted == ["1111", "2222"])
         #expect(try ProfileOptions.parse(["--provider", "facebook", "--audience", "1111", "--audience", "2222"]).options() == options)
-        let file = try AuditConfiguration.parse(Array(#"{"profiles":[{"provider":"facebook","appId":["1111","2222"]}]}"#.utf8), baseDirectory: "/")
+        let file = try ConfigurationFile.parse(Array(#"{"profiles":[{"provider":"facebook","appId":["1111","2222"]}]}"#.utf8), baseDirectory: "/")
         #expect(file.profiles[0].options == options)
-        let viaAudiences = try AuditConfiguration.parse(Array(#"{"profiles":[{"provider":"facebook","audiences":["1111","2222"]}]}"#.utf8), baseDirectory: "/")
+        let viaAudiences = try ConfigurationFile.parse(Array(#"{"profiles":[{"provider":"facebook","audiences":["1111","2222"]}]}"#.utf8), baseDirectory: "/")
         #expect(viaAudiences.profiles[0].options == options)
     }
 
@@ -172,7 +173,7 @@ import Testing
         let commandLine = try ProfileOptions.parse(["--provider", "myspace"])
         var reasons: [String] = []
         do { _ = try commandLine.options() } catch { reasons.append(error.reason) }
-        do { _ = try AuditConfiguration.parse(Array(#"{"profiles":[{"provider":"myspace"}]}"#.utf8), baseDirectory: "/") } catch {
+        do { _ = try ConfigurationFile.parse(Array(#"{"profiles":[{"provider":"myspace"}]}"#.utf8), baseDirectory: "/") } catch {
             reasons.append(String(error.reason.dropFirst("profile 1: ".count)))
         }
         #expect(reasons.count == 2 && reasons[0] == reasons[1] && reasons[0].hasPrefix("unknown provider \"myspace\""), "\(reasons)")

@@ -10,23 +10,26 @@ import Darwin
 /// in input order with a summary.
 ///
 /// ```swift
-/// let engine = AuditEngine(judge: judge, options: AuditOptions(defaultTime: 1_767_225_600))
+/// let engine = AuditEngine(verifier: verifier, options: AuditOptions(defaultTime: 1_767_225_600))
 /// let summary = try engine.run(try FileByteSource(path: "tokens.log"), output: FileSink(handle: .standardOutput))
 /// print(summary.json())
 /// ```
 ///
 /// One reader thread splits the input into lines and hands batches of lines to `options.threads` worker
-/// threads, which extract each record, judge it (or take its verdict from the ``VerdictCache``) and render its
+/// threads, which extract each record, verify it with the ``MultiProfileVerifier`` against its fixed key sets (or
+/// take its verdict from the ``VerdictCache``) and render its
 /// output line. The calling thread puts the batches back in order, runs the replay stage, adds each result to
 /// the summary and writes the output. At most `threads × batchesPerThread` batches are in flight, so memory does
 /// not grow with the input: a batch holds at most `batchLines` lines and about `batchBytes` bytes.
 package final class AuditEngine: @unchecked Sendable {
-    package let judge: any TokenJudge
+    /// Judges every record: its profiles' key sets are fixed for the whole audit (``StaticKeySource``), so that
+    /// every record is judged against the same keys.
+    package let verifier: MultiProfileVerifier
     package let options: AuditOptions
     private let extractor = RecordExtractor()
 
-    package init(judge: any TokenJudge, options: AuditOptions) {
-        self.judge = judge
+    package init(verifier: MultiProfileVerifier, options: AuditOptions) {
+        self.verifier = verifier
         self.options = options
     }
 
@@ -341,7 +344,7 @@ package final class AuditEngine: @unchecked Sendable {
     }
 
     /// Judges one record: from the cache when the same token (and nonce) was judged for a time in the same
-    /// interval between its time thresholds, by the judge otherwise.
+    /// interval between its time thresholds, by the verifier otherwise.
     func judge(_ record: AuditRecord, cache: VerdictCache, findReplays: Bool, interners: ClaimInterners,
                counts: inout Processed) -> AuditResult {
         let at = record.at ?? options.defaultTime
@@ -364,30 +367,19 @@ package final class AuditEngine: @unchecked Sendable {
             }
         }
         counts.verifications += 1
-        let judgement = judge.judge(token, at: at, nonce: nonce)
-        let claims = ReportedClaims(judgement: judgement, interning: interners)
-        var replayEntry: ReplayEntry?
-        if findReplays, judgement.isValid {
-            replayEntry = AuditEngine.replayEntry(token: token, issuer: claims.issuer ?? "",
-                                                  exp: claims.expires ?? at, leeway: judgement.leeway)
-        }
-        let verdict = VerdictCache.Verdict(error: judgement.error, claims: claims, signatureVerified: judgement.signatureVerified,
-                                           profile: judgement.profile, replayEntry: replayEntry)
+        let outcome = verifier.evaluate(token, at: at, nonce: nonce)
+        let claims = ReportedClaims(outcome, interning: interners)
+        let replayEntry = findReplays ? outcome.replayEntry(of: token) : nil
+        let verdict = VerdictCache.Verdict(error: outcome.error, claims: claims, signatureVerified: outcome.signatureVerified,
+                                           profile: outcome.profile, replayEntry: replayEntry)
         if cache.isEnabled {
-            let interval = judgement.interval(around: at)
+            let interval = outcome.interval(around: at)
             cache.insert(hash, token: token, nonce: nonce,
                          entry: VerdictCache.Entry(from: interval.from, until: interval.until, verdict: verdict),
                          releasing: claimed)
         }
         return AuditResult(line: record.line, id: record.id, error: verdict.error, claims: claims, at: at,
                            signatureVerified: verdict.signatureVerified, profile: verdict.profile, replayEntry: replayEntry)
-    }
-
-    /// The replay key of DESIGN §6 (``ReplayEntry/init(signingInput:issuer:exp:leeway:)``, as the verifier makes
-    /// it) of a valid token: its signed `header.payload` is everything before the last dot.
-    package static func replayEntry(token: String, issuer: String, exp: Double, leeway: Double) -> ReplayEntry {
-        let end = token.utf8.lastIndex(of: UInt8(ascii: ".")) ?? token.utf8.endIndex
-        return ReplayEntry(signingInput: token[..<end], issuer: issuer, exp: exp, leeway: leeway)
     }
 }
 

@@ -10,7 +10,7 @@ package struct AuditResult: Sendable {
     package let claims: ReportedClaims
     /// The time the token was judged at (Unix seconds).
     package let at: Double
-    /// Whether the token's signature verified (see ``Judgement/signatureVerified``).
+    /// Whether the token's signature verified (see ``ProfileVerification/signatureVerified``).
     package let signatureVerified: Bool
     /// The profile that judged the token, when one did.
     package let profile: String?

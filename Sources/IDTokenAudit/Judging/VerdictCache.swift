@@ -4,7 +4,7 @@ import IDTokenKit
 /// Remembers verdicts so that a token that appears many times in a log is verified once.
 ///
 /// A verdict depends on the time of judgement only through the token's `exp`, `nbf`, `iat` and `auth_time`
-/// (each shifted by the leeway; see ``Judgement/timeThresholds``). Each entry therefore holds the interval of
+/// (each shifted by the leeway; see ``ProfileVerification/timeThresholds``). Each entry therefore holds the interval of
 /// times between the thresholds around the time it was judged at, and answers only for times inside it: the
 /// same token judged before and after its expiry gets two verdicts, each computed once.
 ///

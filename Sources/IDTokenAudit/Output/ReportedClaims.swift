@@ -32,16 +32,16 @@ package final class ReportedClaims: Sendable, Hashable {
 
     /// Reads the reported fields from a header and claims. Values of the wrong type are left out.
     package convenience init(header: JSONObject?, claims: JSONObject?) {
-        self.init(judgement: Judgement(error: nil, signatureVerified: false, header: header, claims: claims, leeway: 0,
-                                       profile: nil),
+        self.init(ProfileVerification(error: nil, signatureVerified: false, header: header, claims: claims, leeway: 0,
+                                      profile: nil),
                   interning: nil)
     }
 
-    /// Reads the reported fields of a judgement's header and claims, in place (no `JSONValue`, no string but
+    /// Reads the reported fields of a verification's header and claims, in place (no `JSONValue`, no string but
     /// the ones kept).
     ///
     /// - Parameter interners: share the strings of values that recur across tokens (`kid`, `iss`, `aud`).
-    init(judgement: Judgement, interning interners: ClaimInterners?) {
+    init(_ judgement: ProfileVerification, interning interners: ClaimInterners?) {
         func text(_ bytes: UnsafeBufferPointer<UInt8>, _ interner: StringInterner?) -> String {
             ReportedClaims.clip(interner?.string(bytes) ?? String(decoding: bytes, as: UTF8.self))
         }

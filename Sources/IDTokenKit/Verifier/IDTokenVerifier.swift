@@ -30,6 +30,8 @@ public struct IDTokenVerifier: Sendable {
     private let leeway: Double
     /// `profile.algorithms` as a mask: checked on every token without hashing.
     private let allowedAlgorithms: JWSAlgorithmMask
+    /// The key set of a ``StaticKeySource``, read without a call through the protocol: it never changes.
+    private let fixedKeys: JWKSet?
 
     /// A verifier for `profile` with keys from `keys`.
     /// - Throws: ``ConfigurationError`` when the profile cannot be used (no audience, leeway out of range…).
@@ -48,6 +50,7 @@ public struct IDTokenVerifier: Sendable {
         self.synchronousReplayCache = replayCache as? any SynchronousReplayCache
         self.leeway = Double(profile.leeway.seconds)
         self.allowedAlgorithms = JWSAlgorithmMask(profile.algorithms)
+        self.fixedKeys = (keys as? StaticKeySource)?.keySet
         self.verifiedTokenCache = replayCache == nil ? cache.map { VerifiedTokenCache($0, profile: profile) } : nil
     }
 
@@ -75,22 +78,10 @@ public struct IDTokenVerifier: Sendable {
             return hit
         }
         let jws = try CompactJWS(token, limits: profile.limits)
-        var keys: JWKSet
-        if let current = keySource.currentKeys() { keys = current } else { keys = try await keySource.keys(refreshingFor: nil) }
-        var verification = evaluation(jws, keys: keys, now: seconds, nonce: nonce, reportsRefusals: false, replay: false, cached: false)
-        // Only a kid the snapshot lacks is worth a refresh; a missing kid stays missing.
-        if case .refused(let error, _, _, _) = verification, error.code == .unknownKey, let kid = jws.header.kid {
-            keys = try await keySource.keys(refreshingFor: kid)
-            verification = evaluation(jws, keys: keys, now: seconds, nonce: nonce, reportsRefusals: false, replay: false, cached: false)
+        switch step(jws, now: seconds, nonce: nonce, claims: nil, reportsRefusals: false) {
+        case .done(let outcome): return try outcome.verification.get()
+        case .waiting(_, let rest): return try await rest().verification.get()
         }
-        let verified = try verification.get()
-        if let replayCache {
-            let entry = replayEntry(jws, verified)
-            guard try await replayCache.insertIfAbsent(entry, now: Int64(seconds.rounded(.down))) else {
-                throw replayed(entry)
-            }
-        }
-        return verified
     }
 
     /// Verifies `token` as of `now` against the key-set snapshot `keys`, without suspending: for batch work
@@ -112,6 +103,90 @@ public struct IDTokenVerifier: Sendable {
     public func verify(_ jws: CompactJWS, keys: JWKSet, now: Date, nonce: Nonce? = nil) throws(TokenError) -> VerifiedToken {
         try evaluation(jws, keys: keys, now: now.timeIntervalSince1970, nonce: nonce?.resolved(profile.nonceMode),
                        reportsRefusals: false, replay: true).get()
+    }
+
+    // MARK: The way through the key source and the replay cache
+
+    /// The outcome of the pipeline after the split: the verdict and the time window the time check computed (nil
+    /// when the token was refused before it).
+    package struct Outcome: Sendable {
+        package var verification: Verification
+        package var window: TimeWindow?
+    }
+
+    /// How far a token got without waiting: decided, or waiting for the key source (no usable set yet, or a `kid`
+    /// the set lacks) or for an asynchronous replay cache.
+    package enum Step: Sendable {
+        case done(Outcome)
+        /// `without` is the answer when waiting is not possible (a synchronous caller): `keys_unavailable`, the
+        /// `unknown_key` of the set at hand, or the replay cache's refusal to answer synchronously.
+        case waiting(without: Outcome, @Sendable () async -> Outcome)
+    }
+
+    /// The one orchestration of DESIGN §14 for a split token: the key source's current set; one refresh through
+    /// the source when it has none or lacks the token's `kid` (the source limits unknown-`kid` fetches by its
+    /// cooldown); then the replay cache, last. Answers at once when nothing has to be waited for.
+    /// - Parameters:
+    ///   - nonce: resolved (``Nonce/resolved(_:)``).
+    ///   - claims: the payload, when routing has read it from this split already (it is not read again).
+    package func step(_ jws: CompactJWS, now: Double, nonce: Nonce?, claims: JSONObject?, reportsRefusals: Bool) -> Step {
+        guard let keys = fixedKeys ?? keySource.currentKeys() else {
+            let unavailable = TokenError(.keysUnavailable, "the key source has no usable key set yet, and a synchronous verification does not fetch one")
+            return .waiting(without: Outcome(verification: .refused(unavailable, signatureVerified: false, header: jws.header, claims: claims))) { [self] in await self.fetched(jws, refreshingFor: nil, now: now, nonce: nonce, claims: claims,
+                                                          reportsRefusals: reportsRefusals) }
+        }
+        let outcome = self.outcome(jws, keys: keys, now: now, nonce: nonce, claims: claims, reportsRefusals: reportsRefusals,
+                                   replay: false)
+        // Only a kid the set lacks is worth a refresh; a missing kid stays missing, and a fixed set stays as it is.
+        if fixedKeys == nil, case .refused(let error, _, _, _) = outcome.verification, error.code == .unknownKey,
+           let kid = jws.header.kid, keys.key(kid: kid) == nil {
+            return .waiting(without: outcome) { [self] in await self.fetched(jws, refreshingFor: kid, now: now, nonce: nonce, claims: claims,
+                                                          reportsRefusals: reportsRefusals) }
+        }
+        return replayStep(outcome, jws, now: now)
+    }
+
+    /// The pipeline again after asking the key source (`keys_unavailable` when it has no usable set).
+    private func fetched(_ jws: CompactJWS, refreshingFor kid: String?, now: Double, nonce: Nonce?, claims: JSONObject?,
+                         reportsRefusals: Bool) async -> Outcome {
+        let keys: JWKSet
+        do { keys = try await keySource.keys(refreshingFor: kid) } catch {
+            return Outcome(verification: .refused(error, signatureVerified: false, header: jws.header, claims: claims))
+        }
+        let outcome = self.outcome(jws, keys: keys, now: now, nonce: nonce, claims: claims, reportsRefusals: reportsRefusals,
+                                   replay: false)
+        switch replayStep(outcome, jws, now: now) {
+        case .done(let outcome): return outcome
+        case .waiting(_, let rest): return await rest()
+        }
+    }
+
+    /// The replay cache, last, for an accepted token: answered at once by a synchronous cache.
+    private func replayStep(_ outcome: Outcome, _ jws: CompactJWS, now: Double) -> Step {
+        guard let replayCache, case .accepted(let verified) = outcome.verification else { return .done(outcome) }
+        let entry = replayEntry(jws, verified)
+        let at = Int64(now.rounded(.down))
+        let refused: @Sendable (TokenError) -> Outcome = { error in
+            Outcome(verification: .refused(error, signatureVerified: true, header: jws.header, claims: verified.claims.object),
+                    window: outcome.window)
+        }
+        if let synchronousReplayCache {
+            do throws(TokenError) {
+                guard try synchronousReplayCache.insertIfAbsentNow(entry, now: at) else { return .done(refused(replayed(entry))) }
+            } catch {
+                return .done(refused(error))
+            }
+            return .done(outcome)
+        }
+        let synchronous = TokenError(.replayed, "the configured replay cache cannot answer synchronously; use the asynchronous verify, which can wait for it")
+        return .waiting(without: refused(synchronous)) { [self] in
+            do throws(TokenError) {
+                guard try await replayCache.insertIfAbsent(entry, now: at) else { return refused(replayed(entry)) }
+            } catch {
+                return refused(error)
+            }
+            return outcome
+        }
     }
 
     // MARK: Evaluating
@@ -156,24 +231,36 @@ public struct IDTokenVerifier: Sendable {
     ///   - reportsRefusals: read the payload of a token refused before its signature verified, for the report
     ///     (``Verification/refused(_:signatureVerified:header:claims:)``); the throwing callers drop it.
     ///   - cached: whether the verified-token cache is still to be asked.
+    @inline(__always)
     private func evaluation(_ jws: CompactJWS, keys: JWKSet, now: Double, nonce: Nonce?, reportsRefusals: Bool,
                             replay: Bool, cached: Bool = true) -> Verification {
         if cached, let hit = verifiedTokenCache?.verifiedToken(jws.token, keys: keys, now: now, nonce: nonce) { return .accepted(hit) }
+        return outcome(jws, keys: keys, now: now, nonce: nonce, claims: nil, reportsRefusals: reportsRefusals, replay: replay).verification
+    }
+
+    /// Steps 3–6 on a split token, and the time window the time check computed.
+    /// - Parameter claims: the payload as routing already read it from this split (a view of the same signed
+    ///   bytes, trusted only once the signature verified), or nil to read it here.
+    private func outcome(_ jws: CompactJWS, keys: JWKSet, now: Double, nonce: Nonce?, claims read: JSONObject?,
+                         reportsRefusals: Bool, replay: Bool) -> Outcome {
         let key: PublicKey
         do { key = try selectKey(jws, keys) } catch {
-            return unverified(error, jws, reportsRefusals)
+            return Outcome(verification: unverified(error, jws, reportsRefusals, read))
         }
         guard jws.verifySignature(with: key) else {
-            return unverified(TokenError(.badSignature, "the signature does not verify with key \"\(key.kid ?? "(no kid)")\": the token was altered, or signed by someone else"),
-                              jws, reportsRefusals)
+            return Outcome(verification: unverified(TokenError(.badSignature, "the signature does not verify with key \"\(key.kid ?? "(no kid)")\": the token was altered, or signed by someone else"),
+                                                    jws, reportsRefusals, read))
         }
         let claims: JSONObject
-        do { claims = try jws.claims(maxDepth: profile.limits.maxDepth) } catch {
-            return .refused(error, signatureVerified: true, header: jws.header, claims: nil)
+        if let read { claims = read } else {
+            do { claims = try jws.claims(maxDepth: profile.limits.maxDepth) } catch {
+                return Outcome(verification: .refused(error, signatureVerified: true, header: jws.header, claims: nil))
+            }
         }
+        var window: TimeWindow?
         do throws(TokenError) {
-            let (verified, window) = try check(claims, jws, key: key, now: now, nonce: nonce)
-            verifiedTokenCache?.store(jws.token, verified, key: key, window: window, now: now)
+            let verified = try check(claims, jws, key: key, now: now, nonce: nonce, window: &window)
+            verifiedTokenCache?.store(jws.token, verified, key: key, window: window!, now: now)
             if replay, replayCache != nil {
                 guard let cache = synchronousReplayCache else {
                     throw TokenError(.replayed, "the configured replay cache cannot answer synchronously; use the asynchronous verify, which can wait for it")
@@ -181,16 +268,16 @@ public struct IDTokenVerifier: Sendable {
                 let entry = replayEntry(jws, verified)
                 guard try cache.insertIfAbsentNow(entry, now: Int64(now.rounded(.down))) else { throw replayed(entry) }
             }
-            return .accepted(verified)
+            return Outcome(verification: .accepted(verified), window: window)
         } catch {
-            return .refused(error, signatureVerified: true, header: jws.header, claims: claims)
+            return Outcome(verification: .refused(error, signatureVerified: true, header: jws.header, claims: claims), window: window)
         }
     }
 
     /// A refusal before the signature verified: the payload, when asked for, is what the token says (unverified).
-    private func unverified(_ error: TokenError, _ jws: CompactJWS, _ reportsRefusals: Bool) -> Verification {
+    private func unverified(_ error: TokenError, _ jws: CompactJWS, _ reportsRefusals: Bool, _ read: JSONObject? = nil) -> Verification {
         .refused(error, signatureVerified: false, header: jws.header,
-                 claims: reportsRefusals ? try? jws.claims(maxDepth: profile.limits.maxDepth) : nil)
+                 claims: read ?? (reportsRefusals ? try? jws.claims(maxDepth: profile.limits.maxDepth) : nil))
     }
 
     /// Pipeline steps 2–3: the header's algorithm against the profile, then the key by `kid`. When the kid names
@@ -207,19 +294,20 @@ public struct IDTokenVerifier: Sendable {
     /// Steps 5–6 before the replay cache, on the payload of a token whose signature verified: the profile's
     /// claim rules, then the nonce. Returns the token and its time window.
     private func check(_ claims: JSONObject, _ jws: CompactJWS, key: PublicKey, now: Double,
-                       nonce: Nonce?) throws(TokenError) -> (VerifiedToken, TimeWindow) {
+                       nonce: Nonce?, window: inout TimeWindow?) throws(TokenError) -> VerifiedToken {
         let tokenName = profile.provider.tokenName
         // Audience before issuer, as the Firebase Admin SDK does: a token from another project then reads as the
         // wrong audience, with the advice that goes with it.
         try profile.audience.check(claims, profile: profile)
         try profile.issuer.check(claims, profile: profile)
-        let window = try profile.time.check(claims, now: now, leeway: leeway, tokenName: tokenName)
+        window = try profile.time.check(claims, now: now, leeway: leeway, tokenName: tokenName)
         if !profile.rules.isEmpty {
             let context = ClaimContext(now: now, leeway: leeway, tokenName: tokenName)
             for rule in profile.rules { try rule.check(claims, context) }
         }
         if let nonce { try nonce.check(claims, tokenName: tokenName) }
-        return (VerifiedToken(provider: profile.provider, algorithm: key.algorithm, header: jws.header, claims: claims), window)
+        return VerifiedToken(provider: profile.provider, algorithm: key.algorithm, header: jws.header, claims: claims,
+                             payloadRange: jws.payloadRange)
     }
 
     /// The replay-cache key of an accepted token (``ReplayEntry/init(signingInput:issuer:exp:leeway:)``).

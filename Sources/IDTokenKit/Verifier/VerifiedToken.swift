@@ -9,12 +9,15 @@ public struct VerifiedToken: Sendable {
     public let header: JOSEHeader
     /// All the token's claims.
     public let claims: Claims
+    /// Where the payload segment lies in the token's UTF-8 bytes (``CompactJWS/payloadRange``).
+    public let payloadRange: Range<Int>
 
-    init(provider: Provider, algorithm: JWSAlgorithm, header: JOSEHeader, claims: JSONObject) {
+    init(provider: Provider, algorithm: JWSAlgorithm, header: JOSEHeader, claims: JSONObject, payloadRange: Range<Int>) {
         self.provider = provider
         self.algorithm = algorithm
         self.header = header
         self.claims = Claims(claims)
+        self.payloadRange = payloadRange
     }
 
     /// The `kid` of the key that verified the signature, when the header named one.

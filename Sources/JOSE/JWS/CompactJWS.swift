@@ -205,6 +205,10 @@ public struct CompactJWS: Sendable {
         }
     }
 
+    /// Where the payload segment (base64url, as received) lies in the token's UTF-8 bytes; the signed
+    /// `header.payload` ends where it ends. Carried from the split, so that no door looks for the dots again.
+    public var payloadRange: Range<Int> { (firstDot + 1)..<secondDot }
+
     /// The ASCII bytes that were signed: `header.payload`, as received.
     public var signingInput: Substring { token[..<token.utf8.index(token.utf8.startIndex, offsetBy: secondDot)] }
 

@@ -104,6 +104,15 @@ public struct JWKSet: Sendable {
     /// Every kid in the set.
     public var kids: [String] { keys.compactMap(\.kid) }
 
+    /// Whether `other` holds the same keys: the same `kid`s, each bound to the same algorithm and key material
+    /// (``PublicKey/thumbprint``), in any order, and the same refused keys. A key set refetched unchanged is
+    /// kept as it was, so that what was verified with its keys (a verified-token cache) stays valid.
+    public func hasSameKeys(as other: JWKSet) -> Bool {
+        guard keys.count == other.keys.count, rejected == other.rejected else { return false }
+        func identity(_ key: PublicKey) -> String { "\(key.kid ?? "")\u{0}\(key.algorithm.rawValue)\u{0}\(key.thumbprint)" }
+        return keys.map(identity).sorted() == other.keys.map(identity).sorted()
+    }
+
     /// The union of two sets; on a kid in both, `self` wins.
     public func merging(_ other: JWKSet) -> JWKSet {
         let mine = Set(kids)

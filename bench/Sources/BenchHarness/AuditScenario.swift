@@ -1,5 +1,6 @@
 import Foundation
 import IDTokenAudit
+import IDTokenConfiguration
 import IDTokenKit
 #if canImport(Glibc)
 import Glibc
@@ -21,14 +22,14 @@ import Darwin
 func auditScenarios(_ options: Options) throws -> [Scenario] {
     guard let log = options.auditLog else { return [] }
     guard FileManager.default.isReadableFile(atPath: log) else { throw BenchError("cannot read the audit log \(log)") }
-    let configuration = try AuditConfiguration.load(path: options.auditConfig)
+    let configuration = try ConfigurationFile.load(path: options.auditConfig)
     let at: Double
     if let text = options.auditAt {
         at = try UnixTime.parse(text).orThrow("--audit-at takes Unix seconds or an RFC 3339 time, not \(text)")
     } else {
         at = try configuration.at.orThrow("\(options.auditConfig) has no \"at\": give --audit-at")
     }
-    let judge = try configuration.judge()
+    let verifier = try configuration.verifier()
     let cacheCapacity = options.auditCacheCapacity
     let name = (log as NSString).lastPathComponent
     return [Scenario(name: "audit", summary: "AuditEngine.run over \(name), \(configuration.profiles.count) profiles, NDJSON rendered",
@@ -41,7 +42,7 @@ func auditScenarios(_ options: Options) throws -> [Scenario] {
             guard let file = try? FileByteSource(path: log) else { return Sample(failed: 1) }
             source = file
         }
-        let engine = AuditEngine(judge: judge, options: AuditOptions(threads: threads, defaultTime: at,
+        let engine = AuditEngine(verifier: verifier, options: AuditOptions(threads: threads, defaultTime: at,
                                                                       cacheCapacity: cacheCapacity))
         PeakMemory.reset()
         let cpu0 = processCPUSeconds()

@@ -222,7 +222,7 @@ public final class HTTPKeySource: KeySource {
     // MARK: State
 
     private struct Snapshot: Sendable {
-        let keys: JWKSet
+        var keys: JWKSet
         let body: [UInt8]
         let fetchedAt: Double
         let expiresAt: Double
@@ -310,9 +310,12 @@ public final class HTTPKeySource: KeySource {
             let lifetime = cachePolicy.lifetime(cacheControl: headers[canonicalForm: "cache-control"].map(String.init),
                                                 age: headers.first(name: "age"), expires: headers.first(name: "expires"),
                                                 date: headers.first(name: "date"), now: now)
-            let snapshot = makeSnapshot(keys: keys, body: body, fetchedAt: now, expiresAt: now + lifetime, fromCacheFile: false)
+            var snapshot = makeSnapshot(keys: keys, body: body, fetchedAt: now, expiresAt: now + lifetime, fromCacheFile: false)
             let previous = state.withLockedValue { s -> Snapshot? in
                 let previous = s.snapshot
+                // The same keys as before: keep the set verifiers and their verified-token caches know (a cached
+                // token names its key by identity), with the new lifetime.
+                if let kept = previous?.keys, kept.hasSameKeys(as: snapshot.keys) { snapshot.keys = kept }
                 publish(snapshot, into: &s)
                 s.inFlight = nil
                 s.consecutiveFailures = 0

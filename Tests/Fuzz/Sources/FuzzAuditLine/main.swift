@@ -1,6 +1,7 @@
 import Foundation
 import FuzzDriver
 @testable import IDTokenAudit  // the engine's API is package-level; -enable-testing builds reach it
+@testable import IDTokenConfiguration
 import IDTokenKit
 
 // The audit's input path: LineReader over plain or gzip bytes, RecordExtractor on every line, and the whole
@@ -16,12 +17,12 @@ import IDTokenKit
 // - the audit reports one result per record, in line order, and the NDJSON output is one JSON object per result
 //   with the same line, verdict and error code.
 
-let configuration: AuditConfiguration = {
-    do { return try AuditConfiguration.load(path: Fuzz.repositoryRoot.appendingPathComponent("Vectors/samples/audit-config.json").path) }
+let configuration: ConfigurationFile = {
+    do { return try ConfigurationFile.load(path: Fuzz.repositoryRoot.appendingPathComponent("Vectors/samples/audit-config.json").path) }
     catch { Fuzz.fail("\(error)") }
 }()
-let judge: ProfileJudge = {
-    do { return try configuration.judge() } catch { Fuzz.fail("\(error)") }
+let verifier: MultiProfileVerifier = {
+    do { return try configuration.verifier() } catch { Fuzz.fail("\(error)") }
 }()
 let at = configuration.at ?? 1_767_268_800
 
@@ -102,7 +103,7 @@ func checkAudit(_ bytes: [UInt8], gzip: Bool, csv: Bool, chunkSize: Int, maxLine
     var results: [AuditResult] = []
     let summary: AuditSummary
     do {
-        summary = try AuditEngine(judge: judge, options: options).run(source, output: sink, onResult: { results.append($0) })
+        summary = try AuditEngine(verifier: verifier, options: options).run(source, output: sink, onResult: { results.append($0) })
     } catch {
         Fuzz.fail("the audit failed: \(error)")
     }

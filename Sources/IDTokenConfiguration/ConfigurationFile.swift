@@ -1,8 +1,9 @@
 import Foundation
 import IDTokenKit
 
-/// A multi-provider audit read from a JSON file (`idtoken audit --config FILE`): several profiles, each with its
-/// audiences or project and its keys. Tokens are routed to a profile by their `iss` (see ``ProfileJudge``).
+/// The configuration file every door reads (`idtoken verify|audit|serve --config FILE`): several profiles, each
+/// with its audiences or project and its keys, for one ``MultiProfileVerifier`` (tokens are routed to a profile by
+/// their `iss`), and the members of the doors that need more (`at` for the audit, `serve` for the service).
 ///
 /// ```json
 /// {
@@ -24,13 +25,13 @@ import IDTokenKit
 /// (Firebase), `audiences` (Apple client IDs, Facebook App IDs — `appId` also works; an app's production and
 /// test App IDs may both be given —, OIDC audiences; a string or a list), `issuers` (OIDC; extra issuers for
 /// Facebook), `algorithms`, `jwksUrl`, `leeway` (seconds, 0–300) and `nonceMode` (`sha256Hex` or `exact`); and,
-/// for the audit itself, `name` (default: the provider; must be unique) and `keys` (a key file, a directory of key
-/// files, or a URL; a string or a list; relative paths are relative to the configuration file; default: the
-/// profile's keys URL). Top level: `profiles` (required), `at` (the time for records without one, read by
+/// and `name` (default: the provider; must be unique) and `keys` (a key file, a directory of key files, or a URL; a
+/// string or a list; relative paths are relative to the configuration file; default: the profile's keys URL). Top
+/// level: `profiles` (required), `at` (the time of verification, and of audit records without one, read by
 /// ``UnixTime/parse(_:)``; `--at` wins), `leeway` (the default for every profile) and `serve` (settings of
-/// `idtoken serve`, kept as read and not interpreted by the audit). Unknown members are refused by name, so that a
-/// misspelt option is not silently ignored.
-package struct AuditConfiguration: Sendable {
+/// `idtoken serve`, kept as read and interpreted by the service alone). Unknown members are refused by name, so
+/// that a misspelt option is not silently ignored.
+package struct ConfigurationFile: Sendable {
     package struct Entry: Sendable {
         package let name: String
         package let profile: Profile
@@ -46,28 +47,56 @@ package struct AuditConfiguration: Sendable {
     /// The top-level `serve` object as read, for `idtoken serve`; the audit does not interpret it.
     package let serve: JSONTree?
 
-    /// A judge for these profiles with keys read from files and directories (``KeyFiles``). A profile whose
-    /// keys are a URL needs them fetched first: build its ``AuditProfile`` with the fetched set instead.
-    /// - Throws: ``ConfigurationError`` when a key file cannot be read or a key source is a URL.
-    package func judge(nonceMode: NonceMode? = nil) throws(ConfigurationError) -> ProfileJudge {
-        var built: [AuditProfile] = []
+    /// The verifier for these profiles, each with the key source `keys` gives it (``KeySourceResolver`` over the
+    /// entry's `keys`, as `idtoken serve` resolves them, or key files read once, as an audit does).
+    /// - Parameters:
+    ///   - nonceMode: compare every nonce given as text this way (`--nonce`, `--nonce-exact`); nil: as each
+    ///     profile says.
+    ///   - cache: a verified-token cache for each profile (a service answering the same session tokens again).
+    ///   - replayCache: accept each token once, whichever profile it is for.
+    /// - Throws: ``ConfigurationError`` naming the profile whose keys cannot be had or that cannot be used.
+    package func verifier(nonceMode: Nonce.Mode? = nil, cache: VerifiedTokenCache.Configuration? = nil,
+                          replayCache: (any ReplayCache)? = nil,
+                          keys: (Entry) throws(ConfigurationError) -> any KeySource) throws(ConfigurationError) -> MultiProfileVerifier {
+        var members: [MultiProfileVerifier.Member] = []
         for entry in profiles {
-            var keys = JWKSet.empty
-            for source in entry.keys {
-                if KeyFiles.isURL(source) {
-                    throw ConfigurationError("profile \"\(entry.name)\" takes its keys from \(source); fetch them first")
-                }
-                keys = keys.merging(try KeyFiles.load(source))
+            let source = try keys(entry)
+            do {
+                members.append(.init(name: entry.name, verifier: try IDTokenVerifier(profile: entry.profile, keys: source,
+                                                                                    replayCache: replayCache, cache: cache)))
+            } catch {
+                throw ConfigurationError("profile \"\(entry.name)\": \(error.reason)")
             }
-            built.append(try AuditProfile(name: entry.name, profile: entry.profile, keys: keys))
         }
-        return try ProfileJudge(profiles: built, nonceMode: nonceMode)
+        return try MultiProfileVerifier(members, nonceMode: nonceMode)
+    }
+
+    /// The verifier for these profiles with keys read once from files and directories (``KeyFiles``), for batch
+    /// work: a profile whose keys are a URL needs them fetched first.
+    /// - Throws: ``ConfigurationError`` when a key file cannot be read or a key source is a URL.
+    package func verifier(nonceMode: Nonce.Mode? = nil) throws(ConfigurationError) -> MultiProfileVerifier {
+        try verifier(nonceMode: nonceMode) { entry throws(ConfigurationError) in
+            StaticKeySource(try keySet(of: entry))
+        }
+    }
+
+    /// The keys of `entry` read from its files and directories.
+    /// - Throws: ``ConfigurationError`` when a file cannot be read or a key source is a URL.
+    package func keySet(of entry: Entry) throws(ConfigurationError) -> JWKSet {
+        var keys = JWKSet.empty
+        for source in entry.keys {
+            if KeyFiles.isURL(source) {
+                throw ConfigurationError("profile \"\(entry.name)\" takes its keys from \(source); fetch them first")
+            }
+            keys = keys.merging(try KeyFiles.load(source))
+        }
+        return keys
     }
 
     /// Reads the configuration at `path`.
-    package static func load(path: String) throws(ConfigurationError) -> AuditConfiguration {
+    package static func load(path: String) throws(ConfigurationError) -> ConfigurationFile {
         guard let data = FileManager.default.contents(atPath: path) else {
-            throw ConfigurationError("cannot read the audit configuration \(path)")
+            throw ConfigurationError("cannot read the configuration file \(path)")
         }
         let base = (path as NSString).deletingLastPathComponent
         do throws(ConfigurationError) { return try parse(Array(data), baseDirectory: base.isEmpty ? "." : base) } catch {
@@ -76,7 +105,7 @@ package struct AuditConfiguration: Sendable {
     }
 
     /// Reads a configuration from JSON text; relative key paths are resolved against `baseDirectory`.
-    package static func parse(_ bytes: [UInt8], baseDirectory: String) throws(ConfigurationError) -> AuditConfiguration {
+    package static func parse(_ bytes: [UInt8], baseDirectory: String) throws(ConfigurationError) -> ConfigurationFile {
         let tree: JSONTree
         do { tree = try JSONTree.parse(bytes, maxDepth: 32) } catch { throw ConfigurationError("not valid JSON: \(error)") }
         guard let top = tree.objectMembers else { throw ConfigurationError("the configuration must be a JSON object") }
@@ -111,10 +140,10 @@ package struct AuditConfiguration: Sendable {
             }
             entries.append(entry)
         }
-        return AuditConfiguration(profiles: entries, at: at, serve: serve)
+        return ConfigurationFile(profiles: entries, at: at, serve: serve)
     }
 
-    /// The members of a profile that are ``Profile/Options``, and the audit's own (`name`, `keys`).
+    /// The members of a profile that are ``Profile/Options``, and the file's own (`name`, `keys`).
     static let profileMembers = ["provider", "name", "projectId", "tenant", "allowedSignInProviders", "audiences", "appId",
                                  "issuers", "algorithms", "jwksUrl", "leeway", "nonceMode", "keys"]
 

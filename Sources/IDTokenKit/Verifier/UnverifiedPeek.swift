@@ -1,4 +1,4 @@
-import IDTokenKit
+import JOSE
 
 /// Reads a refused token's header and claims for the report only, when the verifier stopped before it could
 /// (an `alg` of `none`, a `crit` header…). Nothing read here decides a verdict.

@@ -1,0 +1,266 @@
+import Foundation
+
+/// Verifies tokens from several providers — Firebase, Sign in with Apple, Facebook, any OpenID Connect issuer —
+/// each against its own profile and keys: the one place where a token's way is decided (DESIGN §14).
+///
+/// ```swift
+/// let verifier = try MultiProfileVerifier(profiles: [.firebase(projectID: "my-app"), .apple(clientIDs: ["com.example.app"])])
+/// let outcome = await verifier.verify(idToken, now: .now)   // a ProfileVerification
+/// ```
+///
+/// A token goes to the profile named by the caller, or else to the one whose issuers include the token's `iss`,
+/// read unverified: it only chooses the profile, whose ``IDTokenVerifier`` then checks everything, the issuer
+/// included. The payload read for routing is the one that verifier checks once the signature verifies, so that a
+/// token is split and its payload read once whatever the routing. With one profile nothing is routed: a foreign
+/// issuer is that profile's `wrong_issuer`; with several, an issuer that no profile accepts is `wrong_issuer` too.
+///
+/// Each profile's verifier keeps its own key source, verified-token cache and replay cache: a token seen before is
+/// answered from its profile's cache; an unknown `kid` asks that profile's source once (cooldown-limited); the
+/// replay cache comes last. A key refresh that leaves a profile's keys as they were (same `kid`s, same keys)
+/// keeps its key set, and so its cached tokens (``HTTPKeySource``); a refresh of one profile's keys never
+/// touches another's.
+///
+/// ``verify(_:now:nonce:profile:)`` suspends only to wait for a key fetch or an asynchronous replay cache;
+/// ``evaluate(_:at:nonce:profile:)`` never suspends, for batch work against fixed key sets (``StaticKeySource``)
+/// and a synchronous replay cache, if any.
+public struct MultiProfileVerifier: Sendable {
+    /// One profile with its name and verifier.
+    public struct Member: Sendable {
+        /// How answers and reports name the profile: unique in one verifier.
+        public let name: String
+        /// The profile's verifier, with its key source, replay cache and verified-token cache.
+        public let verifier: IDTokenVerifier
+
+        /// A member named `name`, or after its provider (`firebase`, `apple`…) when `name` is nil.
+        public init(name: String? = nil, verifier: IDTokenVerifier) {
+            self.name = name ?? verifier.profile.provider.rawValue
+            self.verifier = verifier
+        }
+    }
+
+    /// The profiles, in the order given.
+    public let members: [Member]
+    /// How every nonce given as text is compared when the caller chose (`--nonce` hashes, `--nonce-exact` does
+    /// not); nil: as each profile's provider carries it (``Profile/nonceMode``).
+    public let nonceMode: Nonce.Mode?
+    /// The members as a token's way uses them, by reference: a token costs one retain, not a copy of a verifier.
+    private let routes: [Route]
+    private let byIssuer: [String: Int]
+    private let byName: [String: Int]
+    /// The largest of the profiles' limits: the split that routing reads the issuer from.
+    private let routingLimits: JWSLimits
+
+    /// A verifier over `members`.
+    /// - Parameter nonceMode: compare every nonce given as text this way; nil: as each profile says.
+    /// - Throws: ``ConfigurationError`` when there is no member, two share a name, or two accept the same issuer.
+    public init(_ members: [Member], nonceMode: Nonce.Mode? = nil) throws(ConfigurationError) {
+        guard !members.isEmpty else { throw ConfigurationError("a verifier needs at least one profile") }
+        var byIssuer: [String: Int] = [:]
+        var byName: [String: Int] = [:]
+        for (index, member) in members.enumerated() {
+            if byName.updateValue(index, forKey: member.name) != nil {
+                throw ConfigurationError("two profiles are named \"\(member.name)\"; give each a distinct name")
+            }
+            for issuer in member.verifier.profile.issuers {
+                if let other = byIssuer[issuer] {
+                    throw ConfigurationError("profiles \"\(members[other].name)\" and \"\(member.name)\" both accept the issuer \(issuer); each issuer may have one profile")
+                }
+                byIssuer[issuer] = index
+            }
+        }
+        self.members = members
+        self.nonceMode = nonceMode
+        self.routes = members.map(Route.init)
+        self.byIssuer = byIssuer
+        self.byName = byName
+        self.routingLimits = JWSLimits(maxTokenBytes: members.map(\.verifier.profile.limits.maxTokenBytes).max()!,
+                                       maxDepth: members.map(\.verifier.profile.limits.maxDepth).max()!)
+    }
+
+    /// A verifier for `profiles`, each with keys fetched over HTTPS from its provider's keys URL
+    /// (``HTTPKeySource``), named after their providers.
+    /// - Parameters:
+    ///   - cache: keep up to this many verified tokens per profile (ignored with a replay cache).
+    ///   - replayCache: accept each token once, whichever profile it is for.
+    /// - Throws: ``ConfigurationError`` when a profile has no keys URL (an OIDC profile without `jwksURL`), two
+    ///   profiles share a provider or an issuer, or a profile cannot be used.
+    public init(profiles: [Profile], cache: VerifiedTokenCache.Configuration? = nil,
+                replayCache: (any ReplayCache)? = nil) throws(ConfigurationError) {
+        var members: [Member] = []
+        for profile in profiles {
+            guard let url = profile.keysURL else {
+                throw ConfigurationError("the \(profile.provider.rawValue) profile has no keys URL; give it a jwksURL, or build its member with a key source")
+            }
+            let source: HTTPKeySource
+            do { source = try HTTPKeySource(url: url) } catch { throw ConfigurationError("\(url): \(error)") }
+            members.append(Member(verifier: try IDTokenVerifier(profile: profile, keys: source, replayCache: replayCache, cache: cache)))
+        }
+        try self.init(members)
+    }
+
+    /// The member named `name`.
+    public func member(named name: String) -> Member? { byName[name].map { members[$0] } }
+
+    // MARK: Verifying
+
+    /// Verifies `token` as of `now`: routed to `profile` when given (a name of ``members``), else by its issuer;
+    /// waits only for a key fetch or an asynchronous replay cache.
+    /// - Parameter nonce: the nonce the sign-in flow used, compared as ``nonceMode`` or the profile says.
+    public func verify(_ token: String, now: Date, nonce: String? = nil, profile: String? = nil) async -> ProfileVerification {
+        switch step(token, now: now.timeIntervalSince1970, nonce: nonce, profile: profile, reportsRefusals: true) {
+        case .done(let outcome): return outcome
+        case .waiting(_, let rest): return await rest()
+        }
+    }
+
+    /// Verifies `token` as of `at` with each profile's current key set, without suspending: for batch work such as
+    /// audits, whose profiles have fixed key sets. Nothing is fetched: an unknown `kid` is `unknown_key`, a profile
+    /// without a usable set `keys_unavailable`; a replay cache must be a ``SynchronousReplayCache``.
+    public func evaluate(_ token: String, at: Double, nonce: String? = nil, profile: String? = nil) -> ProfileVerification {
+        switch step(token, now: at, nonce: nonce, profile: profile, reportsRefusals: true) {
+        case .done(let outcome), .waiting(let outcome, _): return outcome
+        }
+    }
+
+    /// How far a token got without waiting.
+    package enum Step: Sendable {
+        case done(ProfileVerification)
+        /// `without`: the answer when waiting is not possible (``evaluate(_:at:nonce:profile:)``).
+        case waiting(without: ProfileVerification, @Sendable () async -> ProfileVerification)
+    }
+
+    /// A token's way up to where it must wait: for services that answer at once what needs no waiting (a cached key,
+    /// no asynchronous store to ask) and wait only for the rest.
+    /// - Parameter reportsRefusals: read the payload of a token refused before its signature, for reports.
+    package func step(_ token: String, now: Double, nonce text: String?, profile name: String?,
+                      reportsRefusals: Bool) -> Step {
+        let chosen: Int?
+        if let name {
+            guard let index = byName[name] else {
+                return .done(ProfileVerification(error: TokenError(.wrongIssuer, "no profile is named \"\(String(name.prefix(200)))\" (profiles: \(members.map(\.name).joined(separator: ", ")))"),
+                                                 signatureVerified: false, splitHeader: nil, claims: nil, leeway: 0, profile: nil))
+            }
+            chosen = index
+        } else {
+            chosen = routes.count == 1 ? 0 : nil
+        }
+        let nonce = text.map { Nonce($0, mode: nonceMode) }
+        // A token a profile verified before is answered from that profile's cache before anything is split; issuers
+        // are unique across profiles, so routing would have chosen the profile that holds it.
+        if let chosen {
+            let route = routes[chosen]
+            if let hit = route.cachedToken(token, now: now, nonce: nonce) { return .done(route.accepted(hit)) }
+            let jws: CompactJWS
+            do { jws = try CompactJWS(token, limits: route.limits) } catch {
+                return .done(unsplit(error, token, limits: route.limits, leeway: route.leeway, profile: route.name))
+            }
+            return route.step(jws, now: now, nonce: nonce, claims: nil, reportsRefusals: reportsRefusals)
+        }
+        for route in routes {
+            if let hit = route.cachedToken(token, now: now, nonce: nonce) { return .done(route.accepted(hit)) }
+        }
+        let jws: CompactJWS
+        let claims: JSONObject
+        do throws(TokenError) {
+            jws = try CompactJWS(token, limits: routingLimits)
+            claims = try jws.claims(maxDepth: routingLimits.maxDepth)
+        } catch {
+            return .done(unsplit(error, token, limits: routingLimits, leeway: 0, profile: nil))
+        }
+        guard let iss = claims["iss"]?.string, let index = byIssuer[iss] else {
+            let shown = claims["iss"].map { $0.string.map { "\"\(String($0.prefix(200)))\"" } ?? "a \($0.kind)" } ?? "no issuer"
+            let known = byIssuer.keys.sorted().joined(separator: ", ")
+            return .done(ProfileVerification(error: TokenError(.wrongIssuer, claim: "iss", "no profile accepts tokens from \(shown) (configured issuers: \(known))"),
+                                             signatureVerified: false, splitHeader: jws.header, claims: claims, leeway: 0,
+                                             profile: nil, payloadRange: jws.payloadRange))
+        }
+        let route = routes[index]
+        guard route.limits == routingLimits else {
+            // A profile with tighter limits than another's splits the token under its own.
+            let own: CompactJWS
+            do { own = try CompactJWS(token, limits: route.limits) } catch {
+                return .done(ProfileVerification(error: error, signatureVerified: false, splitHeader: jws.header, claims: claims,
+                                                 leeway: route.leeway, profile: route.name, payloadRange: jws.payloadRange))
+            }
+            return route.step(own, now: now, nonce: nonce, claims: nil, reportsRefusals: reportsRefusals)
+        }
+        return route.step(jws, now: now, nonce: nonce, claims: claims, reportsRefusals: reportsRefusals)
+    }
+
+    /// A token that could not be split: its header and payload as far as they read, for the report.
+    private func unsplit(_ error: TokenError, _ token: String, limits: JWSLimits, leeway: Double, profile: String?) -> ProfileVerification {
+        let peek = UnverifiedPeek.parts(token, maxBytes: limits.maxTokenBytes)
+        return ProfileVerification(error: error, signatureVerified: false, header: peek.header, claims: peek.claims,
+                                   leeway: leeway, profile: profile)
+    }
+
+    // MARK: Keys
+
+    /// Asks every profile's key source that has no usable set for one (each source shares one fetch between its
+    /// callers and spaces retries after a failure): a service calls this every few seconds until it is ready.
+    public func fetchMissingKeys() async {
+        for member in members where member.verifier.keySource.currentKeys() == nil {
+            _ = try? await member.verifier.keySource.keys(refreshingFor: nil)
+        }
+    }
+
+    /// The names of the profiles whose key source has no usable set; empty when every profile can verify.
+    public var profilesWithoutKeys: [String] {
+        members.filter { $0.verifier.keySource.currentKeys() == nil }.map(\.name)
+    }
+
+    /// One member as a token's way uses it, with what each token reads of its policy worked out once.
+    private final class Route: Sendable {
+        let name: String
+        let verifier: IDTokenVerifier
+        let leeway: Double
+        let limits: JWSLimits
+        let cache: VerifiedTokenCache?
+
+        init(_ member: Member) {
+            name = member.name
+            verifier = member.verifier
+            leeway = Double(member.verifier.profile.leeway.seconds)
+            limits = member.verifier.profile.limits
+            cache = member.verifier.verifiedTokenCache
+        }
+
+        @inline(__always)
+        func cachedToken(_ token: String, now: Double, nonce: Nonce?) -> VerifiedToken? {
+            guard let cache else { return nil }
+            return cache.verifiedToken(token, keySource: verifier.keySource, now: now,
+                                       nonce: nonce?.resolved(verifier.profile.nonceMode))
+        }
+
+        func accepted(_ verified: VerifiedToken) -> ProfileVerification {
+            ProfileVerification(error: nil, verifiedToken: verified, signatureVerified: true, splitHeader: verified.header,
+                                claims: verified.claims.object, leeway: leeway, profile: name, payloadRange: verified.payloadRange)
+        }
+
+        func step(_ jws: CompactJWS, now: Double, nonce: Nonce?, claims: JSONObject?, reportsRefusals: Bool) -> Step {
+            let payload = jws.payloadRange
+            let resolved = nonce?.resolved(verifier.profile.nonceMode)
+            switch verifier.step(jws, now: now, nonce: resolved, claims: claims, reportsRefusals: reportsRefusals) {
+            case .done(let outcome):
+                return .done(verdict(outcome, payload: payload, routingClaims: claims))
+            case .waiting(let without, let rest):
+                return .waiting(without: verdict(without, payload: payload, routingClaims: claims)) { [self] in
+                    verdict(await rest(), payload: payload, routingClaims: claims)
+                }
+            }
+        }
+
+        private func verdict(_ outcome: IDTokenVerifier.Outcome, payload: Range<Int>, routingClaims: JSONObject?) -> ProfileVerification {
+            switch outcome.verification {
+            case .accepted(let verified):
+                return ProfileVerification(error: nil, verifiedToken: verified, signatureVerified: true, splitHeader: verified.header,
+                                           claims: verified.claims.object, leeway: leeway, profile: name, payloadRange: payload,
+                                           window: outcome.window)
+            case .refused(let error, let signatureVerified, let header, let claims):
+                return ProfileVerification(error: error, signatureVerified: signatureVerified, splitHeader: header,
+                                           claims: claims ?? routingClaims, leeway: leeway, profile: name, payloadRange: payload,
+                                           window: outcome.window)
+            }
+        }
+    }
+}
