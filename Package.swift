@@ -150,7 +150,8 @@ let package = Package(
         ),
         .testTarget(name: "IDTokenAuditTests", dependencies: ["IDTokenAudit", "IDTokenConfiguration", "TestSupport"]),
         // The command line's option group, against Profile(options:) and the audit configuration file.
-        .testTarget(name: "idtokenTests", dependencies: ["idtoken", "IDTokenKit", "IDTokenConfiguration", "IDTokenAudit",
+        .testTarget(name: "idtokenTests", dependencies: ["idtoken", "IDTokenKit", "IDTokenConfiguration", "IDTokenAudit", "IDTokenServe", "TestSupport",
+                                                        .product(name: "Logging", package: "swift-log"),
                                                         .product(name: "ArgumentParser", package: "swift-argument-parser")]),
         .testTarget(
             name: "IDTokenServeTests",

@@ -1,8 +1,9 @@
 import ArgumentParser
 import Foundation
+import IDTokenConfiguration
 import IDTokenKit
 
-/// `idtoken verify TOKEN|- --provider … [policy options] [--keys SRC]… [--at TIME] [--json]`
+/// `idtoken verify TOKEN|- --provider … [policy options] [--keys SRC]… | --config FILE [--profile NAME]  [--at TIME] [--json]`
 struct VerifyCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "verify",
@@ -10,9 +11,13 @@ struct VerifyCommand: AsyncParsableCommand {
         discussion: """
             Exit status: 0 valid, 1 invalid token, 2 bad usage or configuration, 3 keys unavailable.
 
+            With --config, the configuration file's profiles (as `idtoken audit --config` and `idtoken serve` read \
+            them) verify the token: the one its issuer names, or the one --profile names.
+
             Examples:
               idtoken verify "$TOKEN" --provider firebase --project-id my-app --keys securetoken.json
               idtoken verify - --provider apple --audience com.example.app --keys apple-keys.json --at 2021-06-25T10:05:00Z --json
+              idtoken verify "$TOKEN" --config idtoken.json --json
             """
     )
 
@@ -22,6 +27,12 @@ struct VerifyCommand: AsyncParsableCommand {
     @OptionGroup var policy: ProfileOptions
     @OptionGroup var keyOptions: KeyOptions
 
+    @Option(name: .long, help: "A configuration file of profiles (docs/audit.md): the token's issuer picks one. Takes the place of --provider, the policy options and --keys; --nonce and --nonce-exact still apply.")
+    var config: String?
+
+    @Option(name: .long, help: "With --config: the profile to verify with, by name, instead of routing by the token's issuer.")
+    var profile: String?
+
     @Option(name: .long, help: "Time of verification: Unix seconds or an RFC 3339 time (a space may replace the T; without an offset, UTC) (default: now).")
     var at: String?
 
@@ -30,31 +41,68 @@ struct VerifyCommand: AsyncParsableCommand {
 
     func run() async throws {
         // Every input and option is checked before a key source is built, which may fetch over the network.
-        let now: Date
-        let profile: Profile
+        var now = Date()
+        let configuration: ConfigurationFile?
+        let single: Profile?
         do throws(ConfigurationError) {
-            if let at { now = Date(timeIntervalSince1970: try UnixTime.argument(at, option: "--at")) } else { now = Date() }
-            profile = try policy.profile()
+            if let at { now = Date(timeIntervalSince1970: try UnixTime.argument(at, option: "--at")) }
+            if let config {
+                guard policy.provider == nil, !policy.shapesProfile else {
+                    throw ConfigurationError("--config holds the profiles' options; of the policy options only --nonce or --nonce-exact may be given with it")
+                }
+                guard keyOptions.keys.isEmpty else { throw ConfigurationError("--config names each profile's keys; do not give --keys as well") }
+                let file = try ConfigurationFile.load(path: config)
+                if at == nil, let fileAt = file.at { now = Date(timeIntervalSince1970: fileAt) }
+                if let profile, !file.profiles.contains(where: { $0.name == profile }) {
+                    throw ConfigurationError("--profile \(profile): the configuration has no such profile (\(file.profiles.map(\.name).joined(separator: ", ")))")
+                }
+                configuration = file
+                single = nil
+            } else {
+                guard profile == nil else { throw ConfigurationError("--profile names a profile of --config; without --config give --provider") }
+                configuration = nil
+                single = try policy.profile()
+            }
         } catch {
             fail(code: "usage", message: error.reason)
             throw ExitStatus.usage.exitCode
         }
         let text = try readToken()
-        let verifier: IDTokenVerifier
+        let verifier: MultiProfileVerifier
         do {
-            verifier = try IDTokenVerifier(profile: profile, keys: try keyOptions.keySource(for: profile))
+            if let configuration {
+                verifier = try configuration.verifier(nonceMode: policy.nonceMode) { entry throws(ConfigurationError) in
+                    do {
+                        return try KeySourceResolver.resolve(entry.keys, cachePolicy: RemoteKeys.cachePolicy, logger: RemoteKeys.logger())
+                    } catch {
+                        throw ConfigurationError("profile \"\(entry.name)\" \"keys\": \(error)")
+                    }
+                }
+            } else {
+                let single = single!
+                verifier = try MultiProfileVerifier([.init(verifier: try IDTokenVerifier(profile: single, keys: try keyOptions.keySource(for: single)))],
+                                                    nonceMode: policy.nonceMode)
+            }
         } catch let error as UsageError {
             fail(code: "usage", message: error.description)
             throw ExitStatus.usage.exitCode
+        } catch let error as ConfigurationError {
+            fail(code: "usage", message: error.reason)
+            throw ExitStatus.usage.exitCode
         } catch let error as TokenError {
-            report(error)
+            report(error, profile: nil)
             throw ExitStatus.keysUnavailable.exitCode
         }
-        do {
-            let verified = try await verifier.verify(text, now: now, nonce: policy.expectedNonce)
-            report(verified)
-        } catch {
-            report(error)
+        let outcome = await verifier.verify(text, now: now, nonce: policy.nonce ?? policy.nonceExact, profile: profile)
+        for member in verifier.members {
+            if let remote = member.verifier.keySource as? HTTPKeySource { await remote.shutdown() }
+        }
+        let named = config != nil ? outcome.profile : nil
+        if let verified = outcome.verifiedToken {
+            report(verified, profile: named)
+        } else {
+            let error = outcome.error ?? TokenError(.malformed, "no verdict")
+            report(error, profile: named)
             throw (error.code == .keysUnavailable ? ExitStatus.keysUnavailable : ExitStatus.invalid).exitCode
         }
     }
@@ -72,17 +120,20 @@ struct VerifyCommand: AsyncParsableCommand {
         return text
     }
 
-    private func report(_ verified: VerifiedToken) {
+    /// - Parameter profile: the configuration's profile that decided, named with --config.
+    private func report(_ verified: VerifiedToken, profile: String?) {
         if json {
             print(JSONText.object([
                 ("valid", "true"),
                 ("provider", JSONText.quoted(verified.provider.rawValue)),
+            ] + (profile.map { [("profile", JSONText.quoted($0))] } ?? []) + [
                 ("alg", JSONText.quoted(verified.algorithm.rawValue)),
                 ("kid", JSONText.optional(verified.kid)),
                 ("claims", verified.claims.rawJSON),
             ]))
         } else {
             var line = "valid: \(verified.provider.tokenName), \(verified.algorithm.rawValue)"
+            if let profile { line += ", profile \(profile)" }
             if let kid = verified.kid { line += ", kid \(kid)" }
             print(line)
             print("  iss: \(verified.issuer)")
@@ -92,11 +143,12 @@ struct VerifyCommand: AsyncParsableCommand {
         }
     }
 
-    private func report(_ error: TokenError) {
+    private func report(_ error: TokenError, profile: String?) {
         if json {
             print(JSONText.object([
                 ("valid", "false"),
                 ("provider", JSONText.optional(policy.provider)),
+            ] + (profile.map { [("profile", JSONText.quoted($0))] } ?? []) + [
                 ("error", JSONText.object([
                     ("code", JSONText.quoted(error.code.rawValue)),
                     ("message", JSONText.quoted(error.message)),

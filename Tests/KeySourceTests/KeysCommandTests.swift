@@ -1,42 +1,13 @@
 import Foundation
 import IDTokenKit
+import TestSupport
 import Testing
 
 /// `idtoken keys …`, run as the built executable.
 @Suite struct KeysCommandTests {
-    /// The `idtoken` executable SwiftPM built beside this test bundle.
-    static let executable: String? = {
-        var directories = [URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent()]
-        directories.append(Bundle.main.bundleURL.deletingLastPathComponent())
-        for bundle in Bundle.allBundles where bundle.bundlePath.hasSuffix(".xctest") {
-            directories.append(bundle.bundleURL.deletingLastPathComponent())
-        }
-        return directories.map { $0.appendingPathComponent("idtoken").path }
-            .first { FileManager.default.isExecutableFile(atPath: $0) }
-    }()
-
-    struct Result {
-        let status: Int32
-        let stdout: String
-        let stderr: String
-    }
-
-    static func run(_ arguments: [String]) async throws -> Result {
-        let path = try #require(executable, "the idtoken executable is built with the tests")
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: path)
-        process.arguments = arguments
-        let out = Pipe(), err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        return try await withCheckedThrowingContinuation { continuation in
-            process.terminationHandler = { process in
-                let stdout = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-                let stderr = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-                continuation.resume(returning: Result(status: process.terminationStatus, stdout: stdout, stderr: stderr))
-            }
-            do { try process.run() } catch { continuation.resume(throwing: error) }
-        }
+    static func run(_ arguments: [String]) async throws -> BuiltTool.Result {
+        let path = try #require(BuiltTool.path("idtoken"), "the idtoken executable is built with the tests")
+        return try await BuiltTool.run(path, arguments)
     }
 
     @Test func archiveAddThenShowListsFirstAndLastSeen() async throws {
