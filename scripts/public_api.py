@@ -8,7 +8,9 @@ Fails (exit 1), naming each declaration, when a public or open declaration of a 
   are `package`, never `public`), or a type from one of the C modules (CLibCrypto, CJansson, CHiredis,
   CJOSEShims), or
 - has no documentation comment of its own (members that merely implement a documented protocol requirement,
-  such as `==`, `hash(into:)`, `description` or `init(from:)`, are exempt).
+  such as `==`, `hash(into:)`, `description` or `init(from:)`, are exempt), or
+- is one of the names kept out of the public API (NOT_PUBLIC): helpers that only the project's own modules, the
+  command line or the benchmarks use, and names that would collide with a framework's in an app importing both.
 Prints the number of public symbols per module.
 """
 import json
@@ -18,6 +20,11 @@ import sys
 
 POINTER = re.compile(r"\b(Unsafe(Mutable)?(Raw)?(Buffer)?Pointer|OpaquePointer|AutoreleasingUnsafeMutablePointer)\b")
 C_MODULES = ("CLibCrypto", "CJansson", "CHiredis", "CJOSEShims")
+# Package-level on purpose. SHA256: swift-crypto's `SHA256`, which Vapor re-exports, would be ambiguous in a Vapor
+# app that imports IDTokenKit (the Vapor integration's tests compile `SHA256.hash(data:)` beside both); the
+# digest helpers on byte arrays likewise. RawVerifyBaseline: the benchmarks' raw-primitive floor.
+# KeySourceResolver: how the command line and the configuration file read `--keys` / `"keys"`.
+NOT_PUBLIC = {"SHA256", "lowercaseHex", "RawVerifyBaseline", "KeySourceResolver"}
 # Requirements of standard protocols: their meaning is the protocol's, documented there.
 PROTOCOL_WITNESSES = {
     "==(_:_:)", "!=(_:_:)", "<(_:_:)", "hash(into:)", "hashValue", "description", "debugDescription",
@@ -50,6 +57,9 @@ def main():
                     continue
                 public += 1
                 path = ".".join(symbol.get("pathComponents", []))
+                kept = NOT_PUBLIC.intersection(symbol.get("pathComponents", []))
+                if kept:
+                    problems.append(f"{module}: {path}: {', '.join(sorted(kept))} must not be public (NOT_PUBLIC)")
                 text = declaration(symbol)
                 if POINTER.search(text):
                     problems.append(f"{module}: {path}: unsafe pointer in a public declaration: {text}")

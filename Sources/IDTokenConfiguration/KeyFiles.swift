@@ -2,7 +2,7 @@ import IDTokenKit
 
 /// Reads key sets from files for a configuration file's profiles and the command line's `--keys`: a JWKS, a single JWK or a kid → PEM-certificate map in one file, or
 /// a key archive directory (every key a provider has published, so that old logs verify after a rotation),
-/// through IDTokenKit's ``KeySourceResolver``.
+/// through IDTokenKit's `KeySourceResolver`.
 package enum KeyFiles {
     /// Whether `reference` names a URL rather than a path.
     package static func isURL(_ reference: String) -> Bool {

@@ -227,15 +227,8 @@ struct HTTPRequestParser: Sendable {
         return .incomplete
     }
 
-    /// RFC 9110 §5.6.2 `tchar`.
-    private static let tokenTable: [Bool] = (0..<256).map { byte in
-        let scalar = UInt8(byte)
-        if (48...57).contains(scalar) || (65...90).contains(scalar) || (97...122).contains(scalar) { return true }
-        return "!#$%&'*+-.^_`|~".utf8.contains(scalar)
-    }
-
     @inline(__always)
-    private static func isToken(_ byte: UInt8) -> Bool { tokenTable[Int(byte)] }
+    private static func isToken(_ byte: UInt8) -> Bool { HeaderBytes.isTokenCharacter(byte) }
 
     @inline(__always)
     private static func isDigit(_ byte: UInt8) -> Bool { byte >= 48 && byte <= 57 }

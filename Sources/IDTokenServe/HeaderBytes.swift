@@ -17,6 +17,16 @@ enum HeaderBytes {
         return below | del != 0
     }
 
+    /// Whether `byte` is an RFC 9110 §5.6.2 `tchar`: what a method, a header name or a cookie name may hold.
+    @inline(__always)
+    static func isTokenCharacter(_ byte: UInt8) -> Bool { tokenTable[Int(byte)] }
+
+    private static let tokenTable: [Bool] = (0..<256).map { byte in
+        let scalar = UInt8(byte)
+        if (48...57).contains(scalar) || (65...90).contains(scalar) || (97...122).contains(scalar) { return true }
+        return "!#$%&'*+-.^_`|~".utf8.contains(scalar)
+    }
+
     /// Whether every byte is printable ASCII (0x20 to 0x7E).
     static func isPrintableASCII(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
         ByteSearch.allASCII(UnsafeRawBufferPointer(bytes), from: 0x20)

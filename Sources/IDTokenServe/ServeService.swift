@@ -5,39 +5,6 @@ import IDTokenKitRedis
 import Logging
 import Synchronization
 
-/// What a request says, as the HTTP layer read it.
-package struct ServeRequest: Sendable {
-    /// The request target (path and query).
-    package var target: String
-    package var authorization: String?
-    /// The `Cookie` header(s), joined with `; `.
-    package var cookie: String?
-    package var nonce: String?
-
-    package init(target: String, authorization: String? = nil, cookie: String? = nil, nonce: String? = nil) {
-        self.target = target
-        self.authorization = authorization
-        self.cookie = cookie
-        self.nonce = nonce
-    }
-}
-
-/// An answer: status, headers (every value checked by ``IdentityHeaders/isSafe(_:)`` before it is sent), body.
-package struct ServeResponse: Sendable {
-    package var status: Int
-    package var headers: [(String, String)]
-    package var body: String
-    /// The metrics slot of a `/verify` answer (see ``ServeMetrics``); nil for other paths.
-    var slot: Int?
-}
-
-/// The answer to a request: ready now (the common case: keys cached, no store to ask), or after waiting for a
-/// key fetch or the Redis replay store.
-enum ServeDecision {
-    case now(ServeResponse)
-    case later(@Sendable () async -> ServeResponse)
-}
-
 /// The verification side of `idtoken serve`, without HTTP: maps a request to IDTokenKit's ``MultiProfileVerifier``
 /// and its ``ProfileVerification`` to the contract's answer (DESIGN §10). It decides nothing about the token itself:
 /// routing (a profile named by the path, else the token's `iss`), key refresh, the nonce, the replay cache and the
@@ -52,7 +19,7 @@ package final class ServeService: Sendable {
     let logger: Logger
     /// The fixed time every token is judged at, when started with `--at` (tests and demonstrations only).
     let fixedTime: Double?
-    private let memoryReplay: MemoryReplayCache?
+    let memoryReplay: MemoryReplayCache?
     /// Whether a replay cache is in play: answers are then never cacheable.
     private let replays: Bool
     private let poller = Mutex<Task<Void, Never>?>(nil)
@@ -158,7 +125,7 @@ package final class ServeService: Sendable {
         }
     }
 
-    private func plain(_ status: Int, _ body: String) -> ServeResponse {
+    func plain(_ status: Int, _ body: String) -> ServeResponse {
         ServeResponse(status: status, headers: [("Content-Type", "text/plain; charset=utf-8"), ("Cache-Control", "no-store")], body: body)
     }
 
@@ -179,7 +146,7 @@ package final class ServeService: Sendable {
             return .now(response)
         }
         let nonce = request.nonce
-        switch verifier.step(token, now: now, nonce: nonce, profile: chosen, reportsRefusals: false) {
+        switch verifier.step(token, now: now, nonce: nonce.map { Nonce($0) }, profile: chosen, reportsRefusals: false) {
         case .done(let outcome):
             return .now(answer(outcome, token: token, nonce: nonce))
         case .waiting(_, let rest):
@@ -210,107 +177,5 @@ package final class ServeService: Sendable {
             }
         }
         return nil
-    }
-
-    // MARK: Answers
-
-    func refusal(_ error: TokenError, profile: String?) -> ServeResponse {
-        // The one classification of refusals (HTTPRefusal) that the Vapor and Hummingbird integrations answer with
-        // too: 401 invalid_token, 403 insufficient_scope, 503 without a challenge (the token was not judged).
-        let refusal = error.httpRefusal
-        let status = refusal.status
-        let code = error.code.rawValue
-        var headers: [(String, String)] = [("X-Auth-Error", code), ("Cache-Control", "no-store")]
-        if let challenge = refusal.wwwAuthenticate(realm: settings.realm) { headers.insert(("WWW-Authenticate", challenge), at: 0) }
-        if status == 503 { headers.append(("Retry-After", String(settings.retryAfterSeconds))) }
-        // The line's metadata is only built when the line is written (a refused request is the cheap path of a
-        // flood of forged tokens).
-        if logger.logLevel <= .info {
-            var metadata: Logger.Metadata = ["code": "\(code)", "status": "\(status)",
-                                             "message": "\(IdentityHeaders.encode(String(error.message.prefix(300))))"]
-            if let profile { metadata["profile"] = "\(profile)" }
-            if let claim = error.claim { metadata["claim"] = "\(IdentityHeaders.encode(claim))" }
-            logger.info("refused", metadata: metadata)
-        }
-        var response = ServeResponse(status: status, headers: headers, body: "")
-        response.slot = ServeMetrics.slot(error.code)
-        return response
-    }
-
-    func allow(_ verified: VerifiedToken, profile name: String, payload: Substring?, replayOrNonce: Bool) -> ServeResponse {
-        let claims = verified.claims
-        let limit = settings.maxIdentityHeaderBytes
-        var headers: [(String, String)] = []
-        headers.reserveCapacity(10)
-        func add(_ header: String, _ claim: String, _ value: String) -> TokenError? {
-            let encoded = IdentityHeaders.encode(value)
-            guard encoded.utf8.count <= limit else {
-                return TokenError(.invalidClaim, claim: claim, "the \"\(claim)\" claim is longer than the service passes on (\(limit) bytes encoded); identity headers are never cut")
-            }
-            headers.append((header, encoded))
-            return nil
-        }
-        if let error = add("X-Auth-Subject", "sub", verified.subject) { return refusal(error, profile: name) }
-        if let error = add("X-Auth-Issuer", "iss", verified.issuer) { return refusal(error, profile: name) }
-        headers.append(("X-Auth-Provider", verified.provider.rawValue))
-        headers.append(("X-Auth-Profile", IdentityHeaders.encode(name)))
-        if claims.contains("aud") {
-            let encoded = IdentityHeaders.encodeList(claims.audience)
-            guard encoded.utf8.count <= limit else {
-                return refusal(TokenError(.invalidClaim, claim: "aud", "the \"aud\" claim is longer than the service passes on (\(limit) bytes encoded)"), profile: name)
-            }
-            headers.append(("X-Auth-Audience", encoded))
-        }
-        let exp = verified.expiresAt
-        headers.append(("X-Auth-Expires", String(Int64(exp))))
-        if let email = claims.email, claims.emailVerified == true {
-            if let error = add("X-Auth-Email", "email", email) { return refusal(error, profile: name) }
-        }
-        // The payload segment as the token carries it: already base64url, so already a safe header value.
-        if let payload, payload.utf8.count <= settings.maxClaimsHeaderBytes {
-            headers.append(("X-Auth-Claims", String(payload)))
-        } else {
-            headers.append(("X-Auth-Claims-Omitted", "too-large"))
-        }
-        if replayOrNonce || settings.maxCacheAgeSeconds == 0 {
-            headers.append(("Cache-Control", "no-store"))
-        } else {
-            let seconds = max(0, min(Int(exp - now), settings.maxCacheAgeSeconds))
-            headers.append(("Cache-Control", "private, max-age=\(seconds)"))
-        }
-        var response = ServeResponse(status: 200, headers: headers, body: "")
-        response.slot = 0
-        return response
-    }
-
-    /// Key-source and cache figures for `/metrics`.
-    func keyMetrics() -> String {
-        var out = "# HELP idtoken_keys_usable Whether a profile has a usable key set.\n# TYPE idtoken_keys_usable gauge\n"
-        var fetches = "# HELP idtoken_key_fetches_total Key set fetches started, successful or not.\n# TYPE idtoken_key_fetches_total counter\n"
-        var failed = "# HELP idtoken_key_fetch_failures_total Key set fetches that failed.\n# TYPE idtoken_key_fetch_failures_total counter\n"
-        var failures = "# HELP idtoken_key_fetch_consecutive_failures Failed key fetches since the last success.\n# TYPE idtoken_key_fetch_consecutive_failures gauge\n"
-        var stale = "# HELP idtoken_keys_stale Whether a profile's key set is served past its expiry (stale-if-error).\n# TYPE idtoken_keys_stale gauge\n"
-        var staleSeconds = "# HELP idtoken_keys_stale_seconds How long a profile's key set has been served past its expiry (0 while fresh).\n# TYPE idtoken_keys_stale_seconds gauge\n"
-        var cache = "# HELP idtoken_verified_token_cache_entries Tokens in a profile's verified-token cache.\n# TYPE idtoken_verified_token_cache_entries gauge\n"
-        for member in verifier.members {
-            let label = "{profile=\"\(IdentityHeaders.encode(member.name))\"}"
-            out += "idtoken_keys_usable\(label) \(member.verifier.keySource.currentKeys() != nil ? 1 : 0)\n"
-            if let remote = member.verifier.keySource as? HTTPKeySource {
-                let status = remote.status()
-                fetches += "idtoken_key_fetches_total\(label) \(status.fetchCount)\n"
-                failed += "idtoken_key_fetch_failures_total\(label) \(status.failureCount)\n"
-                failures += "idtoken_key_fetch_consecutive_failures\(label) \(status.consecutiveFailures)\n"
-                stale += "idtoken_keys_stale\(label) \(status.isStale ? 1 : 0)\n"
-                staleSeconds += "idtoken_keys_stale_seconds\(label) \(status.secondsStale.rounded(.down))\n"
-            }
-            let count = member.verifier.verifiedTokenCache?.count ?? 0
-            cache += "idtoken_verified_token_cache_entries\(label) \(count)\n"
-        }
-        out += fetches + failed + failures + stale + staleSeconds + cache
-        if let memoryReplay {
-            out += "# HELP idtoken_replay_cache_entries Tokens in the in-memory replay cache.\n# TYPE idtoken_replay_cache_entries gauge\n"
-            out += "idtoken_replay_cache_entries \(memoryReplay.count)\n"
-        }
-        return out
     }
 }

@@ -133,11 +133,11 @@ package struct ServeSettings: Sendable, Equatable {
         if let v = try integer("idleTimeoutSeconds", 1...86_400) { settings.idleTimeoutSeconds = v }
         if let v = try integer("requestTimeoutSeconds", 1...3600) { settings.requestTimeoutSeconds = v }
         settings.cookies = try byProfile("cookies")
-        for (name, cookie) in settings.cookies where !cookie.utf8.allSatisfy(Self.isTokenCharacter) {
+        for (name, cookie) in settings.cookies where !cookie.utf8.allSatisfy(HeaderBytes.isTokenCharacter) {
             throw ConfigurationError("\"serve.cookies.\(name)\": \"\(cookie)\" is not a cookie name")
         }
         if let v = try string("nonceHeader") {
-            guard v.utf8.allSatisfy(Self.isTokenCharacter) else { throw ConfigurationError("\"serve.nonceHeader\" is not a header name") }
+            guard v.utf8.allSatisfy(HeaderBytes.isTokenCharacter) else { throw ConfigurationError("\"serve.nonceHeader\" is not a header name") }
             settings.nonceHeader = v
         }
         if let v = try string("replayStore") {
@@ -191,15 +191,5 @@ package struct ServeSettings: Sendable, Equatable {
             throw ConfigurationError("give HOST:PORT with a port from 0 to 65535, e.g. 127.0.0.1:8080 (not \(text))")
         }
         return (String(host), port)
-    }
-
-    /// RFC 9110 `tchar`: what a header or cookie name may hold.
-    static func isTokenCharacter(_ byte: UInt8) -> Bool {
-        switch byte {
-        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"):
-            return true
-        default:
-            return "!#$%&'*+-.^_`|~".utf8.contains(byte)
-        }
     }
 }

@@ -106,7 +106,7 @@ struct AuditCommand: AsyncParsableCommand {
         // A run spread over shards shares one record of first presentations on Redis (DESIGN §12).
         var runDetector: RunReplayDetector?
         if let runID, replayStore != nil, let store = (replayDetector as? ReplayCacheDetector)?.cache as? RedisReplayCache {
-            runDetector = RunReplayDetector(store: store, run: runID, continueWithoutStore: distribution.replayStoreFailure == "allow",
+            runDetector = RunReplayDetector(store: store, run: runID, continueWithoutStore: distribution.replayFailureMode == .allow,
                                             ttlSeconds: distribution.runTtl)
             replayDetector = runDetector
         }
@@ -250,10 +250,4 @@ struct AuditCommand: AsyncParsableCommand {
         FileHandle.standardError.write(Data("idtoken audit: \(message)\n".utf8))
         return code
     }
-}
-
-/// Hands values that are not Sendable to the audit's own thread, which alone uses them from then on.
-final class HandOff<Value>: @unchecked Sendable {
-    let value: Value
-    init(_ value: Value) { self.value = value }
 }

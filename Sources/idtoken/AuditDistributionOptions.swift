@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import IDTokenAudit
 import IDTokenKit
+import IDTokenKitRedis
 
 /// `idtoken audit`'s options for an audit spread over several processes or machines (DESIGN §12): a shard of a
 /// shared input, a pipe for `RDD.pipe` and `parallel --pipe`, and the run the shards belong to.
@@ -16,6 +17,9 @@ struct AuditDistributionOptions: ParsableArguments {
     var runId: String?
     @Option(help: "With --replay-store and a run (--shard or --run-id): when Redis cannot answer, reject (stop the audit, exit 1) or allow (go on without the shared check; the summary's replayUnchecked counts those records).")
     var replayStoreFailure: String = "reject"
+    /// `--replay-store-failure` as the replay store's failure mode (the one `idtoken serve`'s `replayFailureMode`
+    /// reads too); nil when it names neither.
+    var replayFailureMode: RedisReplayCacheConfiguration.FailureMode? { .init(rawValue: replayStoreFailure) }
     @Option(help: "How long a run's shared replay record lives in Redis, in seconds from each write (default: 7 days).")
     var runTtl: Int64 = 7 * 86_400
 
@@ -36,7 +40,7 @@ struct AuditDistributionOptions: ParsableArguments {
                 throw AuditCommand.fail("--pipe writes its verdict lines to standard output; do not give --output", AuditCommand.usageFailure)
             }
         }
-        guard replayStoreFailure == "reject" || replayStoreFailure == "allow" else {
+        guard replayFailureMode != nil else {
             throw AuditCommand.fail("--replay-store-failure must be reject or allow, not \(replayStoreFailure)", AuditCommand.usageFailure)
         }
         guard runTtl >= 1 else { throw AuditCommand.fail("--run-ttl must be at least 1 second", AuditCommand.usageFailure) }

@@ -93,7 +93,7 @@ struct VerifyCommand: AsyncParsableCommand {
             report(error, profile: nil)
             throw ExitStatus.keysUnavailable.exitCode
         }
-        let outcome = await verifier.verify(text, now: now, nonce: policy.nonce ?? policy.nonceExact, profile: profile)
+        let outcome = await verifier.verify(text, now: now, nonce: policy.expectedNonce, profile: profile)
         for member in verifier.members {
             if let remote = member.verifier.keySource as? HTTPKeySource { await remote.shutdown() }
         }

@@ -56,7 +56,7 @@ struct TimeAndCacheTests {
         var pair: (String, String, Double)?
         while let line = reader.next(), pair == nil {
             if let r = RecordExtractor().extract(line), let token = r.token, let nonce = r.nonce, let at = r.at,
-               verifier.evaluate(token, at: at, nonce: nonce).isValid { pair = (token, nonce, at) }
+               verifier.evaluate(token, at: at, nonce: Nonce(nonce)).isValid { pair = (token, nonce, at) }
         }
         let (token, nonce, at) = try #require(pair)
         let log = [record(token, at: at, nonce: nonce), record(token, at: at, nonce: "other"), record(token, at: at, nonce: nonce),

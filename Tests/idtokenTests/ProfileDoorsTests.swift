@@ -116,7 +116,7 @@ import Testing
         }
         // The audit judges with the configuration file's profile.
         let multi = try MultiProfileVerifier([.init(name: "p", verifier: try IDTokenVerifier(profile: file.profiles[0].profile, keys: keys))])
-        let outcome = multi.evaluate(test.token, at: test.at, nonce: test.nonce?.value)
+        let outcome = multi.evaluate(test.token, at: test.at, nonce: test.nonce.map { Nonce($0.value) })
         verdicts.append(outcome.isValid ? nil : outcome.error?.code.rawValue)
         #expect(verdicts.allSatisfy { $0 == test.expected }, "\(test.id): \(verdicts), expected \(test.expected ?? "valid")")
     }

@@ -367,7 +367,7 @@ package final class AuditEngine: @unchecked Sendable {
             }
         }
         counts.verifications += 1
-        let outcome = verifier.evaluate(token, at: at, nonce: nonce)
+        let outcome = verifier.evaluate(token, at: at, nonce: nonce.map { Nonce($0) })
         let claims = ReportedClaims(outcome, interning: interners)
         let replayEntry = findReplays ? outcome.replayEntry(of: token) : nil
         let verdict = VerdictCache.Verdict(error: outcome.error, claims: claims, signatureVerified: outcome.signatureVerified,
@@ -383,10 +383,11 @@ package final class AuditEngine: @unchecked Sendable {
     }
 }
 
-/// Passes a non-Sendable value to another thread that uses it alone until it hands it back through a lock.
-final class HandOff<Value>: @unchecked Sendable {
-    let value: Value
-    init(_ value: Value) { self.value = value }
+/// Passes a value that is not Sendable to another thread, which alone uses it from then on (or until it hands it
+/// back through a lock): the audit's reader, sinks and summary, and the command line's output.
+package final class HandOff<Value>: @unchecked Sendable {
+    package let value: Value
+    package init(_ value: Value) { self.value = value }
 }
 
 /// A flag set once, read by other threads.

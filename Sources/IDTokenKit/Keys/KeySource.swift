@@ -6,8 +6,8 @@
 /// `await` ``keys(refreshingFor:)``.
 ///
 /// Implementations: ``StaticKeySource`` (a file, an archive, or keys built in memory; see ``KeySetFile`` and
-/// ``KeyArchive``) and ``HTTPKeySource`` (fetched and cached); ``KeySourceResolver`` picks one for the
-/// CLI's `--keys`.
+/// ``KeyArchive``) and ``HTTPKeySource`` (fetched and cached); the command line picks one for its
+/// `--keys`.
 public protocol KeySource: Sendable {
     /// The latest good key set, or nil when none is usable (not loaded yet, or, for a remote source, stale
     /// beyond its bound). Must not block, and never starts a fetch.

@@ -8,9 +8,9 @@ import Logging
 /// let source = try KeySourceResolver.resolve(["old-keys/", "current.json"])   // merged, static
 /// let source = try KeySourceResolver.resolve([], defaultURL: Profile.appleJWKSURL)
 /// ```
-public enum KeySourceResolver {
+package enum KeySourceResolver {
     /// What one `--keys` value names.
-    public enum Kind: Sendable, Equatable {
+    package enum Kind: Sendable, Equatable {
         /// An `https://` (or `http://` on loopback) URL of a JWKS or certificate map.
         case url
         /// A JWKS, JWK or certificate-map file.
@@ -20,7 +20,7 @@ public enum KeySourceResolver {
     }
 
     /// A value holding `://` is a URL; an existing directory is an archive; anything else is a key file.
-    public static func kind(of spec: String) -> Kind {
+    package static func kind(of spec: String) -> Kind {
         if spec.contains("://") { return .url }
         return KeyFileIO.isDirectory(spec) == true ? .directory : .file
     }
@@ -36,7 +36,7 @@ public enum KeySourceResolver {
     /// The HTTP parameters are those of ``HTTPKeySource/init(url:httpClient:cachePolicy:limits:clock:cacheFilePath:logger:)``.
     /// - Throws: ``KeyFetchError`` for a bad URL, a missing or malformed file, sources listing no key at all
     ///   (`noUsableKeys`), more than one URL, or a URL mixed with files (fetched keys and fixed keys cannot share one cache).
-    public static func resolve(_ specs: [String], defaultURL: String? = nil, httpClient: HTTPClient? = nil,
+    package static func resolve(_ specs: [String], defaultURL: String? = nil, httpClient: HTTPClient? = nil,
                                cachePolicy: KeyCachePolicy = KeyCachePolicy(), limits: KeyFetchLimits = KeyFetchLimits(),
                                clock: any KeyCacheClock = SystemKeyCacheClock(), cacheFilePath: String? = nil,
                                logger: Logger = Logger(label: "IDTokenKit.HTTPKeySource")) throws(KeyFetchError) -> any KeySource {
@@ -60,7 +60,7 @@ public enum KeySourceResolver {
     }
 
     /// The merged usable keys of several files and archive directories.
-    public static func loadStatic(_ paths: [String]) throws(KeyFetchError) -> JWKSet {
+    package static func loadStatic(_ paths: [String]) throws(KeyFetchError) -> JWKSet {
         var keys: [PublicKey] = []
         var rejected: [RejectedKey] = []
         for path in paths {

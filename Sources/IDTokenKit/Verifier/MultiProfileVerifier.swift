@@ -40,8 +40,8 @@ public struct MultiProfileVerifier: Sendable {
 
     /// The profiles, in the order given.
     public let members: [Member]
-    /// How every nonce given as text is compared when the caller chose (`--nonce` hashes, `--nonce-exact` does
-    /// not); nil: as each profile's provider carries it (``Profile/nonceMode``).
+    /// How a nonce without a mode of its own is compared when the caller chose (`--nonce` hashes, `--nonce-exact`
+    /// does not); nil: as each profile's provider carries it (``Profile/nonceMode``).
     public let nonceMode: Nonce.Mode?
     /// The members as a token's way uses them, by reference: a token costs one retain, not a copy of a verifier.
     private let routes: [Route]
@@ -51,7 +51,9 @@ public struct MultiProfileVerifier: Sendable {
     private let routingLimits: JWSLimits
 
     /// A verifier over `members`.
-    /// - Parameter nonceMode: compare every nonce given as text this way; nil: as each profile says.
+    /// - Parameters:
+    ///   - members: the profiles with their names and verifiers; each issuer may belong to one of them.
+    ///   - nonceMode: compare a nonce without a mode of its own this way; nil: as each profile says.
     /// - Throws: ``ConfigurationError`` when there is no member, two share a name, or two accept the same issuer.
     public init(_ members: [Member], nonceMode: Nonce.Mode? = nil) throws(ConfigurationError) {
         guard !members.isEmpty else { throw ConfigurationError("a verifier needs at least one profile") }
@@ -77,9 +79,25 @@ public struct MultiProfileVerifier: Sendable {
                                        maxDepth: members.map(\.verifier.profile.limits.maxDepth).max()!)
     }
 
+    /// A verifier over one profile's `verifier`, named `name` or after its provider: it answers as that verifier
+    /// does, with nothing to route.
+    /// - Parameters:
+    ///   - verifier: the profile's verifier.
+    ///   - name: how outcomes name the profile; nil: after its provider.
+    public init(_ verifier: IDTokenVerifier, name: String? = nil) {
+        let member = Member(name: name, verifier: verifier)
+        self.members = [member]
+        self.nonceMode = nil
+        self.routes = [Route(member)]
+        self.byIssuer = Dictionary(verifier.profile.issuers.map { ($0, 0) }, uniquingKeysWith: { first, _ in first })
+        self.byName = [member.name: 0]
+        self.routingLimits = verifier.profile.limits
+    }
+
     /// A verifier for `profiles`, each with keys fetched over HTTPS from its provider's keys URL
     /// (``HTTPKeySource``), named after their providers.
     /// - Parameters:
+    ///   - profiles: the profiles, one per provider (or issuer set); each member is named after its provider.
     ///   - cache: keep up to this many verified tokens per profile (ignored with a replay cache).
     ///   - replayCache: accept each token once, whichever profile it is for.
     /// - Throws: ``ConfigurationError`` when a profile has no keys URL (an OIDC profile without `jwksURL`), two
@@ -105,8 +123,14 @@ public struct MultiProfileVerifier: Sendable {
 
     /// Verifies `token` as of `now`: routed to `profile` when given (a name of ``members``), else by its issuer;
     /// waits only for a key fetch or an asynchronous replay cache.
-    /// - Parameter nonce: the nonce the sign-in flow used, compared as ``nonceMode`` or the profile says.
-    public func verify(_ token: String, now: Date, nonce: String? = nil, profile: String? = nil) async -> ProfileVerification {
+    /// - Parameters:
+    ///   - token: the compact JWS as received (without `Bearer `).
+    ///   - now: the time of verification.
+    ///   - nonce: the nonce the sign-in flow used; one without a mode is compared as ``nonceMode`` or, when that is
+    ///     nil, as the deciding profile says.
+    ///   - profile: the name of the member that must verify the token; nil: the one the token's issuer names.
+    /// - Returns: the outcome; a refusal is ``ProfileVerification/error``, never thrown.
+    public func verify(_ token: String, now: Date, nonce: Nonce? = nil, profile: String? = nil) async -> ProfileVerification {
         switch step(token, now: now.timeIntervalSince1970, nonce: nonce, profile: profile, reportsRefusals: true) {
         case .done(let outcome): return outcome
         case .waiting(_, let rest): return await rest()
@@ -116,7 +140,12 @@ public struct MultiProfileVerifier: Sendable {
     /// Verifies `token` as of `at` with each profile's current key set, without suspending: for batch work such as
     /// audits, whose profiles have fixed key sets. Nothing is fetched: an unknown `kid` is `unknown_key`, a profile
     /// without a usable set `keys_unavailable`; a replay cache must be a ``SynchronousReplayCache``.
-    public func evaluate(_ token: String, at: Double, nonce: String? = nil, profile: String? = nil) -> ProfileVerification {
+    /// - Parameters:
+    ///   - token: the compact JWS as received.
+    ///   - at: the time of verification, in Unix seconds.
+    ///   - nonce: the nonce the sign-in flow used, as for ``verify(_:now:nonce:profile:)``.
+    ///   - profile: the name of the member that must verify the token; nil: the one the token's issuer names.
+    public func evaluate(_ token: String, at: Double, nonce: Nonce? = nil, profile: String? = nil) -> ProfileVerification {
         switch step(token, now: at, nonce: nonce, profile: profile, reportsRefusals: true) {
         case .done(let outcome), .waiting(let outcome, _): return outcome
         }
@@ -132,7 +161,7 @@ public struct MultiProfileVerifier: Sendable {
     /// A token's way up to where it must wait: for services that answer at once what needs no waiting (a cached key,
     /// no asynchronous store to ask) and wait only for the rest.
     /// - Parameter reportsRefusals: read the payload of a token refused before its signature, for reports.
-    package func step(_ token: String, now: Double, nonce text: String?, profile name: String?,
+    package func step(_ token: String, now: Double, nonce given: Nonce?, profile name: String?,
                       reportsRefusals: Bool) -> Step {
         let chosen: Int?
         if let name {
@@ -144,7 +173,7 @@ public struct MultiProfileVerifier: Sendable {
         } else {
             chosen = routes.count == 1 ? 0 : nil
         }
-        let nonce = text.map { Nonce($0, mode: nonceMode) }
+        let nonce = given.map { $0.mode == nil ? Nonce($0.value, mode: nonceMode) : $0 }
         // A token a profile verified before is answered from that profile's cache before anything is split; issuers
         // are unique across profiles, so routing would have chosen the profile that holds it.
         if let chosen {

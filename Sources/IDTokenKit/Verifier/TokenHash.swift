@@ -1,5 +1,5 @@
 /// A fast, seeded, non-cryptographic 64-bit hash of a whole token, for placing it in the
-/// ``VerifiedTokenCache``.
+/// ``VerifiedTokenCache`` and the audit's verdict cache: the project's one such hash.
 ///
 /// SHA-256 of a one-kilobyte token costs several microseconds, more than the whole budget of a cache hit. This
 /// hash, in the manner of wyhash, folds sixteen bytes per 64 × 64 → 128-bit multiplication, in three independent
@@ -7,8 +7,10 @@
 /// tokens over buckets: a hit always compares the stored token byte for byte, so a collision, accidental or
 /// crafted, costs a comparison and never serves the wrong token. The seed is random per cache, so that nobody
 /// can aim tokens at one bucket without knowing it.
-struct TokenHash {
-    let seed: UInt64
+package struct TokenHash {
+    package let seed: UInt64
+
+    package init(seed: UInt64) { self.seed = seed }
 
     /// Odd 64-bit constants with well-mixed bits (wyhash's secret).
     private static let k0: UInt64 = 0xA076_1D64_78BD_642F
@@ -24,7 +26,7 @@ struct TokenHash {
     }
 
     @inline(__always)
-    func callAsFunction(_ bytes: UnsafeRawBufferPointer) -> UInt64 {
+    package func callAsFunction(_ bytes: UnsafeRawBufferPointer) -> UInt64 {
         let count = bytes.count
         var s0 = seed ^ Self.fold(seed ^ Self.k0, Self.k1), s1 = s0, s2 = s0
         var last = (UInt64(0), UInt64(0))

@@ -3,15 +3,14 @@ internal import CLibCrypto
 /// The yardstick the benchmarks measure against: one `EVP_PKEY_verify` over a precomputed digest, on a
 /// context prepared once, with the key already loaded. This is the cost of the public-key operation itself,
 /// the floor no token verifier can go under. Not for verifying tokens.
-@_spi(Benchmarks)
-public final class RawVerifyBaseline: @unchecked Sendable {
+package final class RawVerifyBaseline: @unchecked Sendable {
     private let ctx: OpaquePointer
     private let signature: [UInt8]
     private let digest: [UInt8]
 
     /// Prepares the operation for `key` with a signature (in JWS form) over `message`.
     /// Returns nil when the signature does not verify, so a baseline is never measured on a failing path.
-    public init?(key: PublicKey, signature jwsSignature: [UInt8], message: [UInt8]) {
+    package init?(key: PublicKey, signature jwsSignature: [UInt8], message: [UInt8]) {
         guard let ctx = EVP_PKEY_CTX_dup(key.prepared) else { return nil }
         self.ctx = ctx
         var digest = [UInt8](repeating: 0, count: 64)
@@ -34,7 +33,7 @@ public final class RawVerifyBaseline: @unchecked Sendable {
 
     /// One verification. Not thread-safe: give each thread its own baseline.
     @inline(never)
-    public func run() -> Bool {
+    package func run() -> Bool {
         EVP_PKEY_verify(ctx, signature, signature.count, digest, digest.count) == 1
     }
 }

@@ -1,18 +1,18 @@
 internal import CLibCrypto
 
 /// SHA-256 through libcrypto's one-shot function, for nonces and replay-cache keys.
-public enum SHA256 {
+package enum SHA256 {
     /// The digest length in bytes.
-    public static let byteCount = 32
+    package static let byteCount = 32
 
     /// The digest of `bytes`.
-    public static func hash<Bytes: Collection>(_ bytes: Bytes) -> [UInt8] where Bytes.Element == UInt8 {
+    package static func hash<Bytes: Collection>(_ bytes: Bytes) -> [UInt8] where Bytes.Element == UInt8 {
         if let digest = bytes.withContiguousStorageIfAvailable({ hash(UnsafeRawBufferPointer($0)) }) { return digest }
         return Array(bytes).withUnsafeBytes { hash($0) }
     }
 
     /// The digest of the UTF-8 bytes of `text`.
-    public static func hash(utf8 text: String) -> [UInt8] {
+    package static func hash(utf8 text: String) -> [UInt8] {
         var text = text
         return text.withUTF8 { hash(UnsafeRawBufferPointer($0)) }
     }
@@ -59,14 +59,14 @@ public enum SHA256 {
     }
 
     /// The digest of the UTF-8 bytes of `text` as 64 lowercase hexadecimal digits.
-    public static func hexDigest(utf8 text: String) -> String {
+    package static func hexDigest(utf8 text: String) -> String {
         hash(utf8: text).lowercaseHex
     }
 }
 
 extension Array where Element == UInt8 {
     /// The bytes as lowercase hexadecimal digits, two per byte.
-    public var lowercaseHex: String {
+    package var lowercaseHex: String {
         String(unsafeUninitializedCapacity: count * 2) { out in
             withUnsafeBytes { SHA256.writeLowercaseHex($0, into: UnsafeMutableRawBufferPointer(out)) }
             return count * 2

@@ -1,5 +1,5 @@
 import Foundation
-@_spi(Benchmarks) import JOSE
+import JOSE
 
 /// The raw libcrypto verification of `token`'s signature with `key`, over a precomputed digest.
 public func rawBaseline(name: String, summary: String, token: String, keys: JWKSet) throws -> Scenario {

@@ -43,13 +43,13 @@ public enum IDTokenNonceSource: Sendable {
         }
     }
 
-    /// The nonce expectation under `profile`'s nonce mode (exact when the profile has none).
+    /// The nonce the request carries, compared as the deciding profile's nonce mode says (exact when it has none).
     /// - Throws: `nonce_mismatch` when the request carries none: a route that expects one never verifies without it.
-    func expectation(_ request: Request, _ context: some RequestContext, profile: Profile) throws(TokenError) -> Nonce {
+    func expectation(_ request: Request, _ context: some RequestContext) throws(TokenError) -> Nonce {
         guard let raw = raw(request, context), !raw.isEmpty else {
             throw TokenError(.nonceMismatch, claim: "nonce", "the request carries no nonce in the \(label)")
         }
-        return Nonce(raw, mode: profile.nonceMode ?? .exact)
+        return Nonce(raw)
     }
 }
 
@@ -60,17 +60,23 @@ public enum IDTokenNonceSource: Sendable {
 /// answers 401, 403 or 503 for both. The verifier is captured when the middleware is made: no lookup per request.
 public struct IDTokenAuthenticator<Context: IDTokenRequestContext>: AuthenticatorMiddleware {
     public typealias Identity = VerifiedToken
-    public let verifier: IDTokenVerifier
+    /// Verifies every token: one profile, or several routed by the token's issuer.
+    public let verifier: MultiProfileVerifier
     public let nonce: IDTokenNonceSource?
     let settings: IDTokenSettings
     let logger: Logger
 
-    public init(verifier: IDTokenVerifier, nonce: IDTokenNonceSource? = nil, settings: IDTokenSettings = IDTokenSettings(),
+    public init(verifier: MultiProfileVerifier, nonce: IDTokenNonceSource? = nil, settings: IDTokenSettings = IDTokenSettings(),
                 logger: Logger = Logger(label: "IDTokenKitHummingbird")) {
         self.verifier = verifier
         self.nonce = nonce
         self.settings = settings
         self.logger = logger
+    }
+
+    public init(verifier: IDTokenVerifier, nonce: IDTokenNonceSource? = nil, settings: IDTokenSettings = IDTokenSettings(),
+                logger: Logger = Logger(label: "IDTokenKitHummingbird")) {
+        self.init(verifier: MultiProfileVerifier(verifier), nonce: nonce, settings: settings, logger: logger)
     }
 
     /// The verified token, or nil when there is none or it is refused.
@@ -92,8 +98,8 @@ public struct IDTokenAuthenticator<Context: IDTokenRequestContext>: Authenticato
     private func verify(_ request: Request, _ context: Context) async -> Result<VerifiedToken, TokenError>? {
         guard let token = request.headers.bearerToken else { return nil }
         do throws(TokenError) {
-            let expected = try nonce?.expectation(request, context, profile: verifier.profile)
-            return .success(try await verifier.verify(token, now: settings.now(), nonce: expected))
+            let expected = try nonce?.expectation(request, context)
+            return .success(try await verifier.verify(token, now: settings.now(), nonce: expected).get())
         } catch {
             context.logger.info("ID token refused", metadata: ["code": "\(error.code.rawValue)", "reason": "\(error.message)"])
             return .failure(error)
@@ -146,7 +152,7 @@ extension IDTokens {
             throw HTTPError(.internalServerError, message: "no ID-token verifier is registered as \"\(profile)\"")
         }
         do throws(TokenError) {
-            return try await verifier.verify(token, now: settings.now(), nonce: nonce)
+            return try await verifier.verify(token, now: settings.now(), nonce: nonce).get()
         } catch {
             context.logger.info("ID token refused", metadata: ["code": "\(error.code.rawValue)", "reason": "\(error.message)"])
             throw HTTPError(refusal: error.httpRefusal, settings: settings)

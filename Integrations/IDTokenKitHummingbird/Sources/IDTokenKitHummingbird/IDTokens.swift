@@ -12,12 +12,15 @@ import Logging
 /// let app = Application(router: router, services: [idTokens.keyRefresh])
 /// ```
 ///
+/// A backend that accepts several providers registers them together: each token goes to the profile its issuer
+/// names (``MultiProfileVerifier``): `try idTokens.use([.firebase(projectID: "my-app"), .apple(clientIDs: ["com.example.app"])])`.
+///
 /// Built during configuration, then read only: the middleware captures its verifier when it is made.
 public struct IDTokens: Sendable {
     /// The name a verifier gets when none is given.
     public static let defaultProfile = "default"
 
-    private var verifiers: [String: (verifier: IDTokenVerifier, now: (@Sendable () -> Date)?)] = [:]
+    private var verifiers: [String: (verifier: MultiProfileVerifier, now: (@Sendable () -> Date)?)] = [:]
     /// How refusals are answered and what time verifications run at.
     public var settings: IDTokenSettings
     public var logger: Logger
@@ -30,7 +33,24 @@ public struct IDTokens: Sendable {
     /// Registers `verifier` under `name`, replacing one registered before.
     /// - Parameter now: the time this verifier's tokens are judged at; ``IDTokenSettings/now`` when nil.
     public mutating func use(_ verifier: IDTokenVerifier, as name: String = defaultProfile, now: (@Sendable () -> Date)? = nil) {
+        verifiers[name] = (MultiProfileVerifier(verifier), now)
+    }
+
+    /// Registers a verifier over several profiles under `name`: each token is verified by the profile its issuer names.
+    /// - Parameter now: the time this verifier's tokens are judged at; ``IDTokenSettings/now`` when nil.
+    public mutating func use(_ verifier: MultiProfileVerifier, as name: String = defaultProfile, now: (@Sendable () -> Date)? = nil) {
         verifiers[name] = (verifier, now)
+    }
+
+    /// Registers a verifier for `profiles` under `name`, each profile with keys fetched from its keys URL by an
+    /// ``HTTPKeySource`` (refreshed while ``keyRefresh`` runs): a token goes to the profile its issuer names.
+    /// - Throws: ``ConfigurationError`` for an unusable profile, one without a keys URL, or two accepting one issuer.
+    @discardableResult
+    public mutating func use(_ profiles: [Profile], as name: String = defaultProfile,
+                             replayCache: (any ReplayCache)? = nil) throws -> MultiProfileVerifier {
+        let verifier = try MultiProfileVerifier(profiles: profiles, replayCache: replayCache)
+        use(verifier, as: name)
+        return verifier
     }
 
     /// Registers a verifier for `profile` under `name`, with keys fetched from the profile's keys URL by an
@@ -48,10 +68,10 @@ public struct IDTokens: Sendable {
     }
 
     /// The verifier registered under `name`.
-    public func verifier(_ name: String = defaultProfile) -> IDTokenVerifier? { verifiers[name]?.verifier }
+    public func verifier(_ name: String = defaultProfile) -> MultiProfileVerifier? { verifiers[name]?.verifier }
 
     /// The verifier under `name` and the settings it runs with.
-    func registered(_ name: String) -> (verifier: IDTokenVerifier, settings: IDTokenSettings)? {
+    func registered(_ name: String) -> (verifier: MultiProfileVerifier, settings: IDTokenSettings)? {
         guard let entry = verifiers[name] else { return nil }
         var settings = settings
         if let now = entry.now { settings.now = now }
@@ -71,7 +91,7 @@ public struct IDTokens: Sendable {
     /// The service that keeps the registered verifiers' HTTP key sources warm: add it to the application's
     /// services (or any service group) and it stops them on graceful shutdown.
     public var keyRefresh: KeyRefreshService {
-        KeyRefreshService(verifiers: verifiers.values.map(\.verifier), logger: logger)
+        KeyRefreshService(verifiers: verifiers.values.flatMap { $0.verifier.members.map(\.verifier) }, logger: logger)
     }
 }
 

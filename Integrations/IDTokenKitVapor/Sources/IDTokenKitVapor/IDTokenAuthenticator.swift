@@ -26,14 +26,14 @@ public enum IDTokenNonceSource: Sendable {
         }
     }
 
-    /// The nonce expectation for `request` under `profile`'s nonce mode (exact when the profile has none).
+    /// The nonce `request` carries, compared as the deciding profile's nonce mode says (exact when it has none).
     /// - Throws: `nonce_mismatch` when the request carries no nonce: a route that expects one never verifies
     ///   without it.
-    func expectation(_ request: Request, profile: Profile) throws(TokenError) -> Nonce {
+    func expectation(_ request: Request) throws(TokenError) -> Nonce {
         guard let raw = raw(request), !raw.isEmpty else {
             throw TokenError(.nonceMismatch, claim: "nonce", "the request carries no nonce in the \(label)")
         }
-        return Nonce(raw, mode: profile.nonceMode ?? .exact)
+        return Nonce(raw)
     }
 }
 
@@ -43,14 +43,19 @@ public enum IDTokenNonceSource: Sendable {
 /// without an identity, and the refusal (its stable code) is kept on the request for ``IDTokenGuardMiddleware``,
 /// which answers 401, 403 or 503. The verifier is captured when the authenticator is made: no lookup per request.
 public struct IDTokenAuthenticator: AsyncBearerAuthenticator {
-    public let verifier: IDTokenVerifier
+    /// Verifies every token: one profile, or several routed by the token's issuer.
+    public let verifier: MultiProfileVerifier
     public let nonce: IDTokenNonceSource?
     let settings: IDTokenSettings
 
-    public init(verifier: IDTokenVerifier, nonce: IDTokenNonceSource? = nil, settings: IDTokenSettings = IDTokenSettings()) {
+    public init(verifier: MultiProfileVerifier, nonce: IDTokenNonceSource? = nil, settings: IDTokenSettings = IDTokenSettings()) {
         self.verifier = verifier
         self.nonce = nonce
         self.settings = settings
+    }
+
+    public init(verifier: IDTokenVerifier, nonce: IDTokenNonceSource? = nil, settings: IDTokenSettings = IDTokenSettings()) {
+        self.init(verifier: MultiProfileVerifier(verifier), nonce: nonce, settings: settings)
     }
 
     /// Reads the bearer token with ``BearerToken`` instead of Vapor's `headers.bearerAuthorization`, which splits
@@ -67,8 +72,8 @@ public struct IDTokenAuthenticator: AsyncBearerAuthenticator {
 
     func authenticate(_ token: String, for request: Request) async {
         do throws(TokenError) {
-            let expected = try nonce?.expectation(request, profile: verifier.profile)
-            request.auth.login(try await verifier.verify(token, now: settings.now(), nonce: expected))
+            let expected = try nonce?.expectation(request)
+            request.auth.login(try await verifier.verify(token, now: settings.now(), nonce: expected).get())
         } catch {
             request.idToken.refusal = error
             request.logger.info("ID token refused", metadata: ["code": "\(error.code.rawValue)", "reason": "\(error.message)"])

@@ -11,6 +11,14 @@ extension Application {
     /// try app.idTokens.use(.firebase(projectID: "my-app"))                       // keys fetched and refreshed
     /// let signedIn = app.grouped(app.idTokens.authenticator(), IDTokenGuardMiddleware())
     /// ```
+    ///
+    /// A backend that accepts several providers registers them together: each token goes to the profile its
+    /// issuer names (``MultiProfileVerifier``).
+    ///
+    /// ```swift
+    /// try app.idTokens.use([.firebase(projectID: "my-app"), .apple(clientIDs: ["com.example.app"]), .facebook(appIDs: ["1234"])])
+    /// let signedIn = app.grouped(app.idTokens.authenticator(), IDTokenGuardMiddleware())
+    /// ```
     public var idTokens: IDTokens { IDTokens(application: self) }
 
     public struct IDTokens: Sendable {
@@ -24,6 +32,13 @@ extension Application {
         /// Register during configuration, before the application boots.
         /// - Parameter now: the time this verifier's tokens are judged at; ``IDTokenSettings/now`` when nil.
         public func use(_ verifier: IDTokenVerifier, as name: String = defaultProfile, now: (@Sendable () -> Date)? = nil) {
+            use(MultiProfileVerifier(verifier), as: name, now: now)
+        }
+
+        /// Registers a verifier over several profiles under `name`: each token is verified by the profile its
+        /// issuer names. The first registration adds the lifecycle handler, as ``use(_:as:now:)-(IDTokenVerifier,_,_)`` does.
+        /// - Parameter now: the time this verifier's tokens are judged at; ``IDTokenSettings/now`` when nil.
+        public func use(_ verifier: MultiProfileVerifier, as name: String = defaultProfile, now: (@Sendable () -> Date)? = nil) {
             let first = registry.withLockedValue { state in
                 state.verifiers[name] = Registered(verifier: verifier, now: now)
                 defer { state.handlerInstalled = true }
@@ -47,13 +62,23 @@ extension Application {
             return verifier
         }
 
+        /// Registers a verifier for `profiles` under `name`, each profile with keys fetched from its keys URL by an
+        /// ``HTTPKeySource`` (refreshed in the background): a token goes to the profile its issuer names.
+        /// - Throws: ``ConfigurationError`` for an unusable profile, one without a keys URL, or two accepting one issuer.
+        @discardableResult
+        public func use(_ profiles: [Profile], as name: String = defaultProfile, replayCache: (any ReplayCache)? = nil) throws -> MultiProfileVerifier {
+            let verifier = try MultiProfileVerifier(profiles: profiles, replayCache: replayCache)
+            use(verifier, as: name)
+            return verifier
+        }
+
         /// The verifier registered under `name`.
-        public func verifier(_ name: String = defaultProfile) -> IDTokenVerifier? {
+        public func verifier(_ name: String = defaultProfile) -> MultiProfileVerifier? {
             registry.withLockedValue { $0.verifiers[name]?.verifier }
         }
 
         /// The verifier under `name` and the clock it runs at.
-        func registered(_ name: String) -> (verifier: IDTokenVerifier, settings: IDTokenSettings)? {
+        func registered(_ name: String) -> (verifier: MultiProfileVerifier, settings: IDTokenSettings)? {
             registry.withLockedValue { state in
                 guard let entry = state.verifiers[name] else { return nil }
                 var settings = state.settings
@@ -81,7 +106,8 @@ extension Application {
         /// The key-refresh service over the registered verifiers' HTTP key sources (also run by the lifecycle
         /// handler); `isReady` tells whether every source has keys.
         public var keyRefresh: KeyRefreshService {
-            KeyRefreshService(verifiers: registry.withLockedValue { $0.verifiers.values.map(\.verifier) }, logger: application.logger)
+            KeyRefreshService(verifiers: registry.withLockedValue { $0.verifiers.values.flatMap { $0.verifier.members.map(\.verifier) } },
+                              logger: application.logger)
         }
 
         var registry: Registry {
@@ -104,7 +130,7 @@ extension Application {
 }
 
 struct Registered: Sendable {
-    let verifier: IDTokenVerifier
+    let verifier: MultiProfileVerifier
     let now: (@Sendable () -> Date)?
 }
 

@@ -32,7 +32,7 @@ public struct IDTokenRequest: Sendable {
             throw Abort(.internalServerError, reason: "no ID-token verifier is registered as \"\(profile)\"")
         }
         do throws(TokenError) {
-            return try await verifier.verify(token, now: settings.now(), nonce: nonce)
+            return try await verifier.verify(token, now: settings.now(), nonce: nonce).get()
         } catch {
             request.logger.info("ID token refused", metadata: ["code": "\(error.code.rawValue)", "reason": "\(error.message)"])
             throw IDTokenRefusalError(error, settings: settings)

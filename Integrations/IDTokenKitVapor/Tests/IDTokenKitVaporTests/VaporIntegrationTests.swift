@@ -4,6 +4,7 @@ import IDTokenKit
 import IDTokenKitVapor
 import NIOCore
 import NIOPosix
+import Synchronization
 import Testing
 import Vapor
 @testable import VaporSignInExample
@@ -108,6 +109,41 @@ import Vapor
                     == "Bearer error=\"\(bearerError!)\", error_description=\"\(code)\"", "\(c.id)")
             }
         }
+    }
+
+    /// A backend that accepts Firebase, Apple and Facebook tokens registers one verifier over the three profiles
+    /// and guards its routes with it: each token goes to the profile its issuer names.
+    @Test func severalProvidersBehindOneAuthenticator() async throws {
+        let cases = try ["firebase", "apple", "facebook"].map { try Self.valid($0) }
+        // The vectors of each provider are valid at their own times: the clock is set before each request.
+        let clock = Mutex<Double>(0)
+        try await RunningApp.with({ app in
+            let members = try cases.map { c in
+                MultiProfileVerifier.Member(verifier: try IDTokenVerifier(profile: c.profile, keys: try #require(try c.keySet())))
+            }
+            app.idTokens.use(try MultiProfileVerifier(members), as: "any", now: { Date(timeIntervalSince1970: clock.withLock { $0 }) })
+            app.grouped(app.idTokens.authenticator(profile: "any"), IDTokenGuardMiddleware()).get("me") { req -> String in
+                let token = try req.auth.require(VerifiedToken.self)
+                return token.provider.rawValue + " " + token.subject
+            }
+        }) { server in
+            for c in cases {
+                clock.withLock { $0 = c.at }
+                let reply = try await server.send("/me", method: .GET, token: c.token)
+                #expect(reply.status == 200, "\(c.id): \(reply.body)")
+                #expect(reply.body == "\(c.profile.provider.rawValue) \(Vectors.subject(of: c.token) ?? "")")
+            }
+            // A token from an issuer none of the three accepts.
+            let oidc = try Self.valid("oidc")
+            clock.withLock { $0 = oidc.at }
+            let foreign = try await server.send("/me", method: .GET, token: oidc.token)
+            #expect(foreign.status == 401 && foreign.json?["reason"] as? String == "wrong_issuer")
+        }
+    }
+
+    /// swift-crypto's `SHA256`, which Vapor re-exports, stays usable in an app that imports IDTokenKit too.
+    @Test func cryptoNamesStayUnambiguousBesideIDTokenKit() {
+        #expect(Array(SHA256.hash(data: [1])).count == 32)
     }
 
     @Test func unavailableKeysAre503WithRetryAfter() async throws {

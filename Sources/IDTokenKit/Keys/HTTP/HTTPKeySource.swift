@@ -38,13 +38,13 @@ public final class HTTPKeySource: KeySource {
     /// The warm-start file, if any: read at creation, rewritten after each successful fetch.
     public let cacheFilePath: String?
 
-    private let client: HTTPClient
-    private let ownsClient: Bool
-    private let clock: any KeyCacheClock
-    private let logger: Logger
-    private let state: NIOLockedValueBox<State>
+    let client: HTTPClient
+    let ownsClient: Bool
+    let clock: any KeyCacheClock
+    let logger: Logger
+    let state: NIOLockedValueBox<State>
     /// The hot-path view, kept apart from `state` so that readers contend only with the rare publish.
-    private let published: NIOLockedValueBox<Published?>
+    let published: NIOLockedValueBox<Published?>
 
     /// - Parameters:
     ///   - url: the JWKS or certificate-map URL; `https`, or `http` to 127.0.0.0/8, `::1` or `localhost`.
@@ -221,7 +221,7 @@ public final class HTTPKeySource: KeySource {
 
     // MARK: State
 
-    private struct Snapshot: Sendable {
+    struct Snapshot: Sendable {
         var keys: JWKSet
         let body: [UInt8]
         let fetchedAt: Double
@@ -232,7 +232,7 @@ public final class HTTPKeySource: KeySource {
     }
 
     /// What ``currentKeys()`` reads: one reference, copied under the lock.
-    private final class Published: Sendable {
+    final class Published: Sendable {
         let keys: JWKSet
         let usableUntil: Double
         init(keys: JWKSet, usableUntil: Double) {
@@ -241,7 +241,7 @@ public final class HTTPKeySource: KeySource {
         }
     }
 
-    private struct State: Sendable {
+    struct State: Sendable {
         var snapshot: Snapshot?
         var inFlight: Task<Snapshot, any Error>?
         var refreshTask: Task<Void, Never>?
@@ -256,9 +256,9 @@ public final class HTTPKeySource: KeySource {
         var loopSleepsUntil: Double?
     }
 
-    private enum Note { case withinCooldown }
+    enum Note { case withinCooldown }
 
-    private enum Plan {
+    enum Plan {
         case use(JWKSet, note: Note?)
         case wait(Task<Snapshot, any Error>, fallback: JWKSet?)
         case fail(KeyFetchError)
@@ -266,7 +266,7 @@ public final class HTTPKeySource: KeySource {
 
     /// The earliest time another fetch may start after failures: the retry interval, doubled per further
     /// failure, capped at the minimum lifetime.
-    private func retryAllowedAt(_ s: State) -> Double {
+    func retryAllowedAt(_ s: State) -> Double {
         guard s.consecutiveFailures > 0, let failed = s.lastFailureAt else { return -.infinity }
         let base = cachePolicy.retryInterval.inSeconds
         let delay = min(base * Double(1 << min(s.consecutiveFailures - 1, 20)), max(base, cachePolicy.minimumLifetime.inSeconds))
@@ -275,7 +275,7 @@ public final class HTTPKeySource: KeySource {
 
     /// Starts a fetch; the caller holds the state lock, so the task cannot finish (and clear `inFlight`)
     /// before it has been recorded.
-    private func startFetch(_ s: inout State, now: Double, reason: String) -> Task<Snapshot, any Error> {
+    func startFetch(_ s: inout State, now: Double, reason: String) -> Task<Snapshot, any Error> {
         if let task = s.inFlight { return task }
         s.lastAttemptAt = now
         s.fetchCount += 1
@@ -284,258 +284,19 @@ public final class HTTPKeySource: KeySource {
         return task
     }
 
-    private func publish(_ snapshot: Snapshot, into s: inout State) {
+    func publish(_ snapshot: Snapshot, into s: inout State) {
         s.snapshot = snapshot
         let view = Published(keys: snapshot.keys, usableUntil: snapshot.usableUntil)
         published.withLockedValue { $0 = view }
     }
 
-    private func makeSnapshot(keys: JWKSet, body: [UInt8], fetchedAt: Double, expiresAt: Double,
+    func makeSnapshot(keys: JWKSet, body: [UInt8], fetchedAt: Double, expiresAt: Double,
                               fromCacheFile: Bool) -> Snapshot {
         let lifetime = max(0, expiresAt - fetchedAt)
         let fraction = min(max(Double.random(in: cachePolicy.refreshAhead), 0), 1)
         return Snapshot(keys: keys, body: body, fetchedAt: fetchedAt, expiresAt: expiresAt,
                         refreshAt: fetchedAt + lifetime * fraction,
                         usableUntil: expiresAt + cachePolicy.maximumStaleness.inSeconds, fromCacheFile: fromCacheFile)
-    }
-
-    // MARK: Fetching
-
-    private func fetch(reason: String) async throws(KeyFetchError) -> Snapshot {
-        logger.debug("fetching key set", metadata: ["reason": "\(reason)"])
-        do {
-            let (body, headers) = try await download()
-            let keys = try Self.parseKeys(body, source: url.absoluteString)
-            let now = clock.now()
-            let lifetime = cachePolicy.lifetime(cacheControl: headers[canonicalForm: "cache-control"].map(String.init),
-                                                age: headers.first(name: "age"), expires: headers.first(name: "expires"),
-                                                date: headers.first(name: "date"), now: now)
-            var snapshot = makeSnapshot(keys: keys, body: body, fetchedAt: now, expiresAt: now + lifetime, fromCacheFile: false)
-            let previous = state.withLockedValue { s -> Snapshot? in
-                let previous = s.snapshot
-                // The same keys as before: keep the set verifiers and their verified-token caches know (a cached
-                // token names its key by identity), with the new lifetime.
-                if let kept = previous?.keys, kept.hasSameKeys(as: snapshot.keys) { snapshot.keys = kept }
-                publish(snapshot, into: &s)
-                s.inFlight = nil
-                s.consecutiveFailures = 0
-                // A fetch the background loop did not start (an unknown kid, a caller without keys, refresh())
-                // may bring a shorter lifetime than the set the loop is sleeping on: wake it, or the new set would
-                // go stale before anyone refreshes it.
-                if let wake = s.loopSleepsUntil, snapshot.refreshAt < wake, !s.isShutDown {
-                    s.refreshTask?.cancel()
-                    s.loopSleepsUntil = nil
-                    s.refreshTask = makeRefreshLoop()
-                }
-                return previous
-            }
-            logFetched(snapshot, previous: previous, lifetime: lifetime)
-            if let cacheFilePath {
-                do {
-                    try KeyCacheFile(url: url.absoluteString, fetchedAt: now, expiresAt: now + lifetime, body: body)
-                        .write(path: cacheFilePath)
-                } catch {
-                    logger.warning("could not write the key cache file", metadata: ["path": "\(cacheFilePath)", "error": "\(error)"])
-                }
-            }
-            return snapshot
-        } catch {
-            let failure = error
-            let now = clock.now()
-            let serving = state.withLockedValue { s -> Snapshot? in
-                s.inFlight = nil
-                s.lastFailureAt = now
-                s.lastError = failure
-                s.consecutiveFailures += 1
-                s.failureCount += 1
-                return s.snapshot.flatMap { now < $0.usableUntil ? $0 : nil }
-            }
-            if let serving {
-                logger.warning("key set refresh failed; serving the last good set", metadata: [
-                    "error": "\(failure.message)", "fetched_at": "\(UnixTime.iso8601(serving.fetchedAt))",
-                    "stale": "\(now >= serving.expiresAt)", "usable_until": "\(UnixTime.iso8601(serving.usableUntil))",
-                ])
-            } else {
-                logger.error("key set fetch failed and no usable keys are cached", metadata: ["error": "\(failure.message)"])
-            }
-            throw failure
-        }
-    }
-
-    private func logFetched(_ snapshot: Snapshot, previous: Snapshot?, lifetime: Double) {
-        let new = Dictionary(snapshot.keys.keys.map { ($0.kid ?? "", $0.thumbprint) }, uniquingKeysWith: { a, _ in a })
-        let old = previous.map { Dictionary($0.keys.keys.map { ($0.kid ?? "", $0.thumbprint) }, uniquingKeysWith: { a, _ in a }) }
-        var metadata: Logger.Metadata = ["kids": "\(snapshot.keys.kids.joined(separator: ","))", "lifetime_s": "\(Int(lifetime))"]
-        if !snapshot.keys.rejected.isEmpty { metadata["rejected"] = "\(snapshot.keys.rejected.map(\.description))" }
-        guard let old else {
-            logger.info("key set loaded", metadata: metadata)
-            return
-        }
-        let added = new.keys.filter { old[$0] == nil }.sorted()
-        let removed = old.keys.filter { new[$0] == nil }.sorted()
-        let changed = new.keys.filter { old[$0] != nil && old[$0] != new[$0] }.sorted()
-        if added.isEmpty && removed.isEmpty && changed.isEmpty {
-            logger.debug("key set refreshed, unchanged", metadata: metadata)
-        } else {
-            metadata["added"] = "\(added.joined(separator: ","))"
-            metadata["removed"] = "\(removed.joined(separator: ","))"
-            if !changed.isEmpty { metadata["changed"] = "\(changed.joined(separator: ","))" }
-            logger.info("key set rotated", metadata: metadata)
-        }
-    }
-
-    /// The set in a body; an empty usable set is a failure, so that a broken publication never replaces
-    /// good keys.
-    static func parseKeys(_ body: [UInt8], source: String) throws(KeyFetchError) -> JWKSet {
-        let keys: JWKSet
-        do { keys = try JWKSet.parse(body) } catch {
-            throw KeyFetchError(.malformed, "\(source) did not return a key set: \(error.reason)")
-        }
-        guard !keys.isEmpty else {
-            let reasons = keys.rejected.isEmpty ? "it lists no keys" : keys.rejected.map(\.description).joined(separator: "; ")
-            throw KeyFetchError(.noUsableKeys, "\(source) holds no usable key: \(reasons)")
-        }
-        return keys
-    }
-
-    /// One GET, bounded by the total timeout from the first byte sent to the last received.
-    private func download() async throws(KeyFetchError) -> ([UInt8], HTTPHeaders) {
-        let total = limits.totalTimeout
-        do {
-            return try await withThrowingTaskGroup(of: ([UInt8], HTTPHeaders)?.self) { group in
-                group.addTask { try await self.get(deadline: .now() + Self.timeAmount(total)) }
-                group.addTask {
-                    try await Task.sleep(for: total)
-                    return nil
-                }
-                defer { group.cancelAll() }
-                guard let first = try await group.next(), let result = first else {
-                    throw KeyFetchError(.timedOut, "\(url) did not answer within \(Self.describe(total))")
-                }
-                return result
-            }
-        } catch let error as KeyFetchError {
-            throw error
-        } catch let error as HTTPClientError {
-            switch error {
-            case .deadlineExceeded, .readTimeout:
-                throw KeyFetchError(.timedOut, "\(url) did not answer within \(Self.describe(total))")
-            case .connectTimeout:
-                throw KeyFetchError(.timedOut, "could not connect to \(url.host) within \(Self.describe(limits.connectTimeout))")
-            default:
-                throw KeyFetchError(.transport, "fetching \(url) failed: \(error)")
-            }
-        } catch is CancellationError {
-            throw KeyFetchError(.shutDown, "fetching \(url) was cancelled")
-        } catch {
-            throw KeyFetchError(.transport, "fetching \(url) failed: \(error)")
-        }
-    }
-
-    private func get(deadline: NIODeadline) async throws -> ([UInt8], HTTPHeaders) {
-        var request = HTTPClientRequest(url: url.absoluteString)
-        request.method = .GET
-        request.headers.add(name: "Accept", value: "application/json")
-        request.headers.add(name: "User-Agent", value: "IDTokenKit")
-        let response = try await client.execute(request, deadline: deadline, logger: logger)
-        guard response.status == .ok else {
-            if (300..<400).contains(response.status.code), let location = response.headers.first(name: "location") {
-                throw KeyFetchError(.httpStatus, "\(url) answered \(response.status.code) redirecting to \(location); "
-                                    + "redirects are not followed, configure the final URL")
-            }
-            throw KeyFetchError(.httpStatus, "\(url) answered HTTP \(response.status.code) \(response.status.reasonPhrase)")
-        }
-        let limit = limits.maximumBodyBytes
-        if let declared = response.headers.first(name: "content-length").flatMap(Int.init), declared > limit {
-            throw KeyFetchError(.tooLarge, "\(url) sent \(declared) bytes; the limit is \(limit)")
-        }
-        var body: [UInt8] = []
-        for try await chunk in response.body {
-            guard body.count + chunk.readableBytes <= limit else {
-                // Leaving the loop drops the stream, which closes the connection: the rest is never read.
-                throw KeyFetchError(.tooLarge, "\(url) sent more than \(limit) bytes")
-            }
-            body.append(contentsOf: chunk.readableBytesView)
-        }
-        return (body, response.headers)
-    }
-
-    // MARK: Background refresh
-
-    private enum Step {
-        case sleep(any KeyCacheClock, until: Double)
-        case refresh
-        case stop
-    }
-
-    private func startRefreshLoop() {
-        state.withLockedValue { s in s.refreshTask = makeRefreshLoop() }
-    }
-
-    /// The loop holds the source weakly while it sleeps, so dropping the source ends the loop.
-    private func makeRefreshLoop() -> Task<Void, Never> {
-        Task { [weak self] in
-            while !Task.isCancelled {
-                guard let step = self?.nextStep() else { return }
-                switch step {
-                case .stop:
-                    return
-                case .sleep(let clock, let deadline):
-                    do { try await clock.sleep(until: deadline) } catch { return }
-                case .refresh:
-                    _ = try? await self?.backgroundFetch()
-                }
-            }
-        }
-    }
-
-    private func nextStep() -> Step {
-        let now = clock.now()
-        return state.withLockedValue { s in
-            // A loop replaced by a newer one (see fetch) stops here without touching the newer one's state.
-            if s.isShutDown || Task.isCancelled { return .stop }
-            s.loopSleepsUntil = nil
-            let due = max(s.snapshot?.refreshAt ?? -.infinity, retryAllowedAt(s))
-            guard now < due else { return .refresh }
-            s.loopSleepsUntil = due
-            return .sleep(clock, until: due)
-        }
-    }
-
-    private func backgroundFetch() async throws -> Snapshot? {
-        let task: Task<Snapshot, any Error>? = state.withLockedValue { s in
-            s.isShutDown ? nil : startFetch(&s, now: clock.now(), reason: s.snapshot == nil ? "first load" : "refresh ahead of expiry")
-        }
-        return try await task?.value
-    }
-
-    // MARK: Warm start
-
-    private func loadCacheFile(_ path: String) {
-        guard KeyFileIO.isDirectory(path) == false else { return }
-        do {
-            let file = try KeyCacheFile.read(path: path)
-            guard file.url == url.absoluteString else {
-                logger.notice("ignoring a key cache file written for another URL", metadata: ["path": "\(path)", "file_url": "\(file.url)"])
-                return
-            }
-            let keys = try Self.parseKeys(file.body, source: path)
-            let now = clock.now()
-            // A file from the future or promising more than the ceiling is clamped, never trusted further.
-            let fetchedAt = min(file.fetchedAt, now)
-            let expiresAt = min(file.expiresAt, fetchedAt + cachePolicy.maximumLifetime.inSeconds)
-            let snapshot = makeSnapshot(keys: keys, body: file.body, fetchedAt: fetchedAt, expiresAt: expiresAt, fromCacheFile: true)
-            guard now < snapshot.usableUntil else {
-                logger.notice("the key cache file is too old to use", metadata: ["path": "\(path)", "fetched_at": "\(UnixTime.iso8601(fetchedAt))"])
-                return
-            }
-            state.withLockedValue { publish(snapshot, into: &$0) }
-            logger.info("key set loaded from the cache file", metadata: [
-                "path": "\(path)", "kids": "\(keys.kids.joined(separator: ","))", "fetched_at": "\(UnixTime.iso8601(fetchedAt))",
-            ])
-        } catch {
-            logger.warning("could not use the key cache file", metadata: ["path": "\(path)", "error": "\(error)"])
-        }
     }
 
     // MARK: Helpers

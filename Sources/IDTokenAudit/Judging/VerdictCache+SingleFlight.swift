@@ -1,0 +1,47 @@
+import Foundation
+import IDTokenKit
+
+/// Single flight: while one worker judges a token, another worker that meets the same token (the same hash) waits
+/// for that verdict instead of verifying the token a second time.
+extension VerdictCache {
+    /// What ``lookupOrClaim(_:token:nonce:at:)`` found.
+    enum Lookup {
+        /// The verdict held for the token at that time.
+        case hit(Verdict)
+        /// No verdict: the caller judges the token. When `claimed`, other workers wait for its verdict, and the
+        /// caller must pass it to ``insert(_:token:nonce:entry:releasing:)`` with `releasing: true`.
+        case judge(claimed: Bool)
+    }
+
+    /// How long a worker waits for another worker's verdict on the same token before judging it itself: a
+    /// verification takes microseconds, so this is only a guard against a worker that never answers.
+    static let patience: TimeInterval = 2
+
+    /// The verdict for `token` (with `nonce`) at `at`, if held; otherwise the right to judge it. While another
+    /// worker judges a token with the same hash, waits for that verdict first, so that a token repeated in batches
+    /// judged at the same moment is verified once. (A different token that shares the hash only waits.)
+    func lookupOrClaim(_ hash: UInt64, token: String, nonce: String?, at: Double) -> Lookup {
+        guard isEnabled else { return .judge(claimed: false) }
+        let mark = hash | 1
+        let shard = shard(hash)
+        return VerdictCache.withBytes(token, nonce) { token, nonce -> Lookup in
+            shard.lock.lock()
+            defer { shard.lock.unlock() }
+            // The clock is read only when there is a verdict to wait for, not for every record.
+            var deadline: Date?
+            while true {
+                if let verdict = shard.verdict(mark, token, nonce, at: at) { return .hit(verdict) }
+                if !shard.inFlight.contains(mark) {
+                    shard.inFlight.append(mark)
+                    return .judge(claimed: true)
+                }
+                let until = deadline ?? Date(timeIntervalSinceNow: VerdictCache.patience)
+                deadline = until
+                shard.waiting += 1
+                let woken = shard.lock.wait(until: until)
+                shard.waiting -= 1
+                if !woken { return .judge(claimed: false) }
+            }
+        }
+    }
+}

@@ -1,0 +1,34 @@
+import IDTokenKit
+
+/// What a request says, as the HTTP layer read it.
+package struct ServeRequest: Sendable {
+    /// The request target (path and query).
+    package var target: String
+    package var authorization: String?
+    /// The `Cookie` header(s), joined with `; `.
+    package var cookie: String?
+    package var nonce: String?
+
+    package init(target: String, authorization: String? = nil, cookie: String? = nil, nonce: String? = nil) {
+        self.target = target
+        self.authorization = authorization
+        self.cookie = cookie
+        self.nonce = nonce
+    }
+}
+
+/// An answer: status, headers (every value checked by ``IdentityHeaders/isSafe(_:)`` before it is sent), body.
+package struct ServeResponse: Sendable {
+    package var status: Int
+    package var headers: [(String, String)]
+    package var body: String
+    /// The metrics slot of a `/verify` answer (see ``ServeMetrics``); nil for other paths.
+    var slot: Int?
+}
+
+/// The answer to a request: ready now (the common case: keys cached, no store to ask), or after waiting for a
+/// key fetch or the Redis replay store.
+enum ServeDecision {
+    case now(ServeResponse)
+    case later(@Sendable () async -> ServeResponse)
+}

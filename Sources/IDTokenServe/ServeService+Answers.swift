@@ -1,0 +1,76 @@
+import Foundation
+import IDTokenKit
+import Logging
+
+/// The contract's answers (DESIGN §10): a refusal as `HTTPRefusal` classifies it, an accepted token as a 200 with
+/// the identity headers.
+extension ServeService {
+    func refusal(_ error: TokenError, profile: String?) -> ServeResponse {
+        // The one classification of refusals (HTTPRefusal) that the Vapor and Hummingbird integrations answer with
+        // too: 401 invalid_token, 403 insufficient_scope, 503 without a challenge (the token was not judged).
+        let refusal = error.httpRefusal
+        let status = refusal.status
+        let code = error.code.rawValue
+        var headers: [(String, String)] = [("X-Auth-Error", code), ("Cache-Control", "no-store")]
+        if let challenge = refusal.wwwAuthenticate(realm: settings.realm) { headers.insert(("WWW-Authenticate", challenge), at: 0) }
+        if status == 503 { headers.append(("Retry-After", String(settings.retryAfterSeconds))) }
+        // The line's metadata is only built when the line is written (a refused request is the cheap path of a
+        // flood of forged tokens).
+        if logger.logLevel <= .info {
+            var metadata: Logger.Metadata = ["code": "\(code)", "status": "\(status)",
+                                             "message": "\(IdentityHeaders.encode(String(error.message.prefix(300))))"]
+            if let profile { metadata["profile"] = "\(profile)" }
+            if let claim = error.claim { metadata["claim"] = "\(IdentityHeaders.encode(claim))" }
+            logger.info("refused", metadata: metadata)
+        }
+        var response = ServeResponse(status: status, headers: headers, body: "")
+        response.slot = ServeMetrics.slot(error.code)
+        return response
+    }
+
+    func allow(_ verified: VerifiedToken, profile name: String, payload: Substring?, replayOrNonce: Bool) -> ServeResponse {
+        let claims = verified.claims
+        let limit = settings.maxIdentityHeaderBytes
+        var headers: [(String, String)] = []
+        headers.reserveCapacity(10)
+        func add(_ header: String, _ claim: String, _ value: String) -> TokenError? {
+            let encoded = IdentityHeaders.encode(value)
+            guard encoded.utf8.count <= limit else {
+                return TokenError(.invalidClaim, claim: claim, "the \"\(claim)\" claim is longer than the service passes on (\(limit) bytes encoded); identity headers are never cut")
+            }
+            headers.append((header, encoded))
+            return nil
+        }
+        if let error = add("X-Auth-Subject", "sub", verified.subject) { return refusal(error, profile: name) }
+        if let error = add("X-Auth-Issuer", "iss", verified.issuer) { return refusal(error, profile: name) }
+        headers.append(("X-Auth-Provider", verified.provider.rawValue))
+        headers.append(("X-Auth-Profile", IdentityHeaders.encode(name)))
+        if claims.contains("aud") {
+            let encoded = IdentityHeaders.encodeList(claims.audience)
+            guard encoded.utf8.count <= limit else {
+                return refusal(TokenError(.invalidClaim, claim: "aud", "the \"aud\" claim is longer than the service passes on (\(limit) bytes encoded)"), profile: name)
+            }
+            headers.append(("X-Auth-Audience", encoded))
+        }
+        let exp = verified.expiresAt
+        headers.append(("X-Auth-Expires", String(Int64(exp))))
+        if let email = claims.email, claims.emailVerified == true {
+            if let error = add("X-Auth-Email", "email", email) { return refusal(error, profile: name) }
+        }
+        // The payload segment as the token carries it: already base64url, so already a safe header value.
+        if let payload, payload.utf8.count <= settings.maxClaimsHeaderBytes {
+            headers.append(("X-Auth-Claims", String(payload)))
+        } else {
+            headers.append(("X-Auth-Claims-Omitted", "too-large"))
+        }
+        if replayOrNonce || settings.maxCacheAgeSeconds == 0 {
+            headers.append(("Cache-Control", "no-store"))
+        } else {
+            let seconds = max(0, min(Int(exp - now), settings.maxCacheAgeSeconds))
+            headers.append(("Cache-Control", "private, max-age=\(seconds)"))
+        }
+        var response = ServeResponse(status: 200, headers: headers, body: "")
+        response.slot = 0
+        return response
+    }
+}
