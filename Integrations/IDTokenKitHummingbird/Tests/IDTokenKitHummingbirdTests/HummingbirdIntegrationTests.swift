@@ -8,6 +8,7 @@ import IDTokenKitHummingbird
 import Logging
 import NIOCore
 import NIOPosix
+import Synchronization
 import Testing
 @testable import HummingbirdSignInExample
 
@@ -151,6 +152,38 @@ import Testing
                 #expect(Self.code(reply) == code, "\(c.id)")
                 #expect(reply.headers[.wwwAuthenticate] == "Bearer error=\"\(bearerError!)\", error_description=\"\(code)\"", "\(c.id)")
             }
+        }
+    }
+
+    /// A backend that accepts Firebase, Apple and Facebook tokens registers one verifier over the three profiles and
+    /// guards its routes with its authenticator: each token goes to the profile its issuer names.
+    @Test func severalProvidersBehindOneAuthenticator() async throws {
+        let cases = try ["firebase", "apple", "facebook"].map { try Self.valid($0) }
+        // The vectors of each provider are valid at their own times: the clock is set before each request.
+        let clock = Mutex<Double>(0)
+        let members = try cases.map { c in
+            MultiProfileVerifier.Member(verifier: try IDTokenVerifier(profile: c.profile, keys: try #require(try c.keySet())))
+        }
+        var idTokens = IDTokens()
+        idTokens.use(try MultiProfileVerifier(members), as: "any", now: { Date(timeIntervalSince1970: clock.withLock { $0 }) })
+        let router = Router(context: BasicIDTokenRequestContext.self)
+        router.group("me").add(middleware: idTokens.authenticator(profile: "any")).add(middleware: idTokens.guardMiddleware())
+            .get { _, context -> String in
+                let token = try context.requireIdentity()
+                return token.provider.rawValue + " " + token.subject
+            }
+        try await Self.live(idTokens, router: router) { client in
+            for c in cases {
+                clock.withLock { $0 = c.at }
+                let reply = try await client.execute(uri: "/me", method: .get, headers: Self.bearer(c.token))
+                #expect(reply.status == .ok, "\(c.id): \(String(buffer: reply.body))")
+                #expect(String(buffer: reply.body) == "\(c.profile.provider.rawValue) \(Vectors.subject(of: c.token) ?? "")")
+            }
+            // A token from an issuer none of the three accepts.
+            let oidc = try Self.valid("oidc")
+            clock.withLock { $0 = oidc.at }
+            let foreign = try await client.execute(uri: "/me", method: .get, headers: Self.bearer(oidc.token))
+            #expect(foreign.status == .unauthorized && Self.code(foreign) == "wrong_issuer")
         }
     }
 
