@@ -8,13 +8,24 @@ import NIOCore
 /// - Keep-alive and pipelining: requests that arrive together are answered in order; while an answer waits (a
 ///   key fetch, Redis) no further request is read from the socket, so a client cannot make the service buffer
 ///   without bound.
+/// - Backpressure: while the answers written and not yet taken by the client exceed the channel's high water mark
+///   (`ServeServer` sets 64 KiB), no further request is answered or read; reading resumes when the client has
+///   taken them down to the low mark. A client that pipelines requests and never reads its answers stalls only
+///   itself, holds at most the water mark and one read's bytes, and is closed by the idle timeout.
 /// - Limits: a head (and the body it declares) larger than `maxHeaderBytes` is answered 431 (413) and the
-///   connection closed; a head not complete within `requestTimeoutSeconds` of its first byte is answered 408;
-///   a connection with nothing to do for `idleTimeoutSeconds` is closed. Both times are checked by one timer per
-///   connection (every quarter of the shorter limit, at least every 250 ms): a request only reads the clock. The
-///   timer is a one-shot task that schedules the next check itself and is never cancelled: cancelling a scheduled
-///   task makes NIO search its event loop's whole timer heap, so 10,000 connections closing together would cost
-///   10,000 × 10,000 steps and stall every loop. A closed connection just lets its last check lapse.
+///   connection closed; a head not complete within `requestTimeoutSeconds` of its first byte is answered 408; a
+///   body (skipped, never kept) not complete within `requestTimeoutSeconds` of its request's first byte closes the
+///   connection, whatever the pace of its bytes; a connection with nothing to do for `idleTimeoutSeconds` (a
+///   stalled reader of its answers included) is closed. The times are checked by one timer per connection (every
+///   quarter of the shorter limit, between 250 ms and 1 s, so that a limit is enforced within a second): a
+///   request only reads the clock. The timer is a one-shot task that schedules the next check itself and is never
+///   cancelled: cancelling a scheduled task makes NIO search its event loop's whole timer heap, so 10,000
+///   connections closing together would cost 10,000 × 10,000 steps and stall every loop. A closed connection just
+///   lets its last check lapse.
+/// - Closing after an answer (`Connection: close`, a refused request, shutdown) is a lingering close: the answer
+///   is flushed, the write side shut (FIN), and whatever the client still sends is read and dropped until it
+///   closes too, for at most ``lingerTime``. Closing a socket with unread bytes in it (pipelined requests) makes
+///   the kernel answer with a reset, which can destroy an answer the client has not read yet.
 /// - Shutdown (`ChannelShouldQuiesceEvent`): an idle connection closes at once; one answering a request closes
 ///   after writing that answer, with `Connection: close`.
 final class ServeConnection: ChannelDuplexHandler {
@@ -42,6 +53,13 @@ final class ServeConnection: ChannelDuplexHandler {
     private var done = false
     /// When the bytes of the head not yet complete began arriving, if some have.
     private var headStartedAt: NIODeadline?
+    /// When the request whose body is being skipped began arriving.
+    private var bodyStartedAt: NIODeadline?
+    /// The answers are written and the write side shut: input is dropped until the client closes, or the linger
+    /// time runs out.
+    private var lingering = false
+    /// How long a lingering close waits for the client to close its side.
+    static let lingerTime = TimeAmount.seconds(2)
     private var lastActivity = NIODeadline.now()
     private var tick = TimeAmount.seconds(1)
 
@@ -56,7 +74,7 @@ final class ServeConnection: ChannelDuplexHandler {
     // MARK: Lifecycle and limits
 
     func handlerAdded(context: ChannelHandlerContext) {
-        tick = .nanoseconds(max(250_000_000, min(requestTimeout.nanoseconds, idleTimeout.nanoseconds) / 4))
+        tick = .nanoseconds(min(1_000_000_000, max(250_000_000, min(requestTimeout.nanoseconds, idleTimeout.nanoseconds) / 4)))
         scheduleCheck(context: context)
     }
 
@@ -80,8 +98,9 @@ final class ServeConnection: ChannelDuplexHandler {
         if let started = headStartedAt, now - started >= requestTimeout {
             service.metrics.countRequestTimeout()
             refuse(status: 408, context: context)
-        } else if skipping > 0 && now - lastActivity >= requestTimeout {
-            // A body declared and not sent: the request was answered; the connection cannot be reused.
+        } else if skipping > 0, let started = bodyStartedAt, now - started >= requestTimeout {
+            // A body declared and not sent in time (however steadily its bytes trickle in): the request was
+            // answered; the connection cannot be reused.
             close(context: context)
         } else if headStartedAt == nil && skipping == 0 && now - lastActivity >= idleTimeout {
             close(context: context)
@@ -90,7 +109,8 @@ final class ServeConnection: ChannelDuplexHandler {
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
         if event is ChannelShouldQuiesceEvent {
-            if waiting { closeAfterAnswer = true } else { close(context: context) }
+            // Between answers: close lingering, so that answers the client has not read yet still reach it.
+            if waiting { closeAfterAnswer = true } else { finish(after: nil, context: context) }
             return
         }
         context.fireUserInboundEventTriggered(event)
@@ -101,12 +121,32 @@ final class ServeConnection: ChannelDuplexHandler {
     }
 
     func read(context: ChannelHandlerContext) {
-        if waiting { readHeld = true } else { context.read() }
+        // Lingering: keep reading (and dropping) until the client closes.
+        if lingering || (!waiting && context.channel.isWritable) { context.read() } else { readHeld = true }
+    }
+
+    func channelWritabilityChanged(context: ChannelHandlerContext) {
+        if context.channel.isWritable && !done {
+            // The client took its answers: answer what is buffered, then read again.
+            lastActivity = .now()
+            process(context: context)
+            flushIfNeeded(context: context)
+            resumeReading(context: context)
+        }
+        context.fireChannelWritabilityChanged()
+    }
+
+    private func resumeReading(context: ChannelHandlerContext) {
+        if readHeld && !waiting && context.channel.isWritable {
+            readHeld = false
+            context.read()
+        }
     }
 
     // MARK: Requests
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        // Closing, or lingering after the last answer: what the client still sends is dropped as it comes.
         guard !done else { return }
         var incoming = unwrapInboundIn(data)
         lastActivity = .now()
@@ -125,12 +165,13 @@ final class ServeConnection: ChannelDuplexHandler {
 
     /// Answers the complete requests buffered, in order, until one has to wait.
     private func process(context: ChannelHandlerContext) {
-        while !done && !waiting, var buffer = buffered {
+        while !done && !waiting && context.channel.isWritable, var buffer = buffered {
             buffered = nil
             if skipping > 0 {
                 let skipped = min(skipping, buffer.readableBytes)
                 buffer.moveReaderIndex(forwardBy: skipped)
                 skipping -= skipped
+                if skipping == 0 { bodyStartedAt = nil }
             }
             guard buffer.readableBytes > 0 else { return }
             let result = buffer.withUnsafeReadableBytes { parser.parse($0) }
@@ -145,11 +186,13 @@ final class ServeConnection: ChannelDuplexHandler {
                 refuse(status: refusal.status, context: context)
                 return
             case .head(let head):
+                let started = headStartedAt ?? lastActivity
                 headStartedAt = nil
                 buffer.moveReaderIndex(forwardBy: head.length)
                 let body = min(head.bodyLength, buffer.readableBytes)
                 buffer.moveReaderIndex(forwardBy: body)
                 skipping = head.bodyLength - body
+                bodyStartedAt = skipping > 0 ? started : nil
                 if buffer.readableBytes > 0 && !head.chunked { buffered = buffer }
                 answer(head, context: context)
             }
@@ -171,10 +214,7 @@ final class ServeConnection: ChannelDuplexHandler {
                 handler.write(response, for: head, started: started, context: context)
                 handler.flushIfNeeded(context: context)
                 handler.process(context: context)
-                if handler.readHeld && !handler.waiting {
-                    handler.readHeld = false
-                    context.read()
-                }
+                handler.resumeReading(context: context)
             }
         }
     }
@@ -212,10 +252,7 @@ final class ServeConnection: ChannelDuplexHandler {
             context.write(wrapOutboundOut(out), promise: nil)
             unflushed = true
         } else {
-            done = true
-            buffered = nil
-            let channel = context.channel
-            context.writeAndFlush(wrapOutboundOut(out)).whenComplete { _ in channel.close(promise: nil) }
+            finish(after: out, context: context)
         }
     }
 
@@ -229,14 +266,34 @@ final class ServeConnection: ChannelDuplexHandler {
     /// Answers `status` to a request that is not taken, and closes.
     private func refuse(status: Int, context: ChannelHandlerContext) {
         guard !done else { return }
-        done = true
-        buffered = nil
         var out = context.channel.allocator.buffer(capacity: 128)
         out.writeStaticString("HTTP/1.1 ")
         out.writeStaticString(Self.statusLine(status))
         out.writeStaticString("Content-Length: 0\r\nConnection: close\r\nCache-Control: no-store\r\n\r\n")
+        finish(after: out, context: context)
+    }
+
+    /// Writes the last answer and closes lingering: the answer is flushed and the write side shut, then input is
+    /// dropped until the client closes, for at most ``lingerTime``.
+    private func finish(after last: ByteBuffer?, context: ChannelHandlerContext) {
+        guard !done else { return }
+        unflushed = false
+        done = true
+        lingering = true
+        buffered = nil
+        skipping = 0
         let channel = context.channel
-        context.writeAndFlush(wrapOutboundOut(out)).whenComplete { _ in channel.close(promise: nil) }
+        let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+        // Written in order after every earlier answer, so its completion means they are all with the kernel.
+        context.writeAndFlush(wrapOutboundOut(last ?? context.channel.allocator.buffer(capacity: 0))).whenComplete { written in
+            guard case .success = written else { return channel.close(promise: nil) }
+            let (handler, context) = loopBound.value
+            // A half-close the transport cannot do is a plain close.
+            channel.close(mode: .output).whenFailure { _ in channel.close(promise: nil) }
+            handler.readHeld = false
+            context.read()
+            context.eventLoop.scheduleTask(in: Self.lingerTime) { channel.close(promise: nil) }
+        }
     }
 
     private func close(context: ChannelHandlerContext) {
@@ -245,6 +302,11 @@ final class ServeConnection: ChannelDuplexHandler {
         buffered = nil
         flushIfNeeded(context: context)
         context.close(promise: nil)
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        done = true
+        context.fireChannelInactive()
     }
 
     /// The status code and reason phrase, with the line's CRLF.

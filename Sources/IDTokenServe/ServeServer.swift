@@ -29,6 +29,9 @@ package final class ServeServer: Sendable {
             .serverChannelOption(ChannelOptions.socketOption(.so_reuseaddr), value: 1)
             .childChannelOption(ChannelOptions.socketOption(.tcp_nodelay), value: 1)
             .childChannelOption(ChannelOptions.maxMessagesPerRead, value: 4)
+            // Backpressure (ServeConnection): past 64 KiB of answers the client has not taken, no request is read or
+            // answered until it has taken them down to 32 KiB.
+            .childChannelOption(ChannelOptions.writeBufferWaterMark, value: .init(low: 32 * 1024, high: 64 * 1024))
             .childChannelInitializer { [self] channel in
                 let open = metrics.openConnections.wrappingAdd(1, ordering: .relaxed).newValue
                 if open > settings.maxConnections || stopped.withLockedValue({ $0 }) {

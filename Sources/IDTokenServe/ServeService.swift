@@ -102,7 +102,7 @@ package final class ServeService: Sendable {
     /// Answers `request`.
     func decide(_ request: ServeRequest) -> ServeDecision {
         // On the target's bytes: comparing `Character`s would walk grapheme clusters on every request.
-        var path = Substring(request.target)
+        var path = Self.originForm(Substring(request.target))
         if let query = path.utf8.firstIndex(of: UInt8(ascii: "?")) { path = path[..<query] }
         let verifyPrefix = "/verify".utf8
         if path.utf8.starts(with: verifyPrefix),
@@ -123,6 +123,21 @@ package final class ServeService: Sendable {
         default:
             return .now(plain(404, "not found: /verify, /healthz, /readyz, /metrics\n"))
         }
+    }
+
+    /// The path of a request target: the target itself in origin form (`/verify?…`); in absolute form
+    /// (`http://host/verify`, which RFC 9112 §3.2.2 requires a server to accept), what follows the authority, which an
+    /// origin server ignores; `/` when nothing does. Any other form is returned as it is (and answered 404).
+    static func originForm(_ target: Substring) -> Substring {
+        guard target.utf8.first != UInt8(ascii: "/") else { return target }
+        for scheme in ["http://", "https://"] where target.utf8.count >= scheme.utf8.count {
+            let end = target.utf8.index(target.startIndex, offsetBy: scheme.utf8.count)
+            guard target[..<end].lowercased() == scheme else { continue }
+            let rest = target[end...]
+            guard let slash = rest.utf8.firstIndex(where: { $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "?") }) else { return "/" }
+            return rest[slash] == "/" ? rest[slash...] : Substring("/" + rest[slash...])
+        }
+        return target
     }
 
     func plain(_ status: Int, _ body: String) -> ServeResponse {

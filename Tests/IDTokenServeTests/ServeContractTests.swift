@@ -159,6 +159,23 @@ import Testing
         #expect(await connection.isClosedByPeer())
     }
 
+    /// RFC 9112 §3.2.2: a server accepts a request target in absolute form; an origin server ignores the authority.
+    @Test func absoluteFormTargetsAreAnsweredAsTheirPath() async throws {
+        let fixture = try await ServeFixture()
+        defer { Task { await fixture.stop() } }
+        let token = ServeFixture.firebaseToken()
+        let absolute = try await fixture.get("http://auth.internal:8080/verify", headers: ["Authorization: Bearer \(token)"])
+        #expect(absolute.status == 200)
+        #expect(absolute.header("X-Auth-Subject") == "user-1")
+        let named = try await fixture.get("HTTPS://auth.internal/verify/corp?x=1", headers: ["Authorization: Bearer \(token)"])
+        #expect(named.status == 401 && named.header("X-Auth-Error") == "wrong_audience", "the path's profile (corp) judges the token")
+        #expect(try await fixture.get("http://auth.internal/healthz").status == 200)
+        #expect(try await fixture.get("http://auth.internal/readyz").status == 200)
+        #expect(try await fixture.get("http://auth.internal/metrics").status == 200)
+        #expect(try await fixture.get("http://auth.internal").status == 404, "no path: /")
+        #expect(try await fixture.get("ftp://auth.internal/verify", headers: ["Authorization: Bearer \(token)"]).status == 404)
+    }
+
     @Test func keepAliveAnswersManyRequestsOnOneConnection() async throws {
         let fixture = try await ServeFixture()
         defer { Task { await fixture.stop() } }
