@@ -37,80 +37,74 @@ final class ServeConnection: ChannelDuplexHandler {
     private let parser: HTTPRequestParser
     private let requestTimeout: TimeAmount
     private let idleTimeout: TimeAmount
+    /// Where the connection stands (``ServeConnectionPhase``).
+    private(set) var phase = ServeConnectionPhase.idle
     /// Bytes received and not yet consumed.
     private var buffered: ByteBuffer?
-    /// Body bytes of the last request still to be skipped.
-    private var skipping = 0
-    /// An answer is being worked out off the event loop; nothing more is read or parsed until it is written.
-    private var waiting = false
-    /// A `read` asked for while waiting, to pass on when the answer is written.
+    /// A `read` asked for while the connection may not read, to pass on when it may.
     private var readHeld = false
     /// Answers were written and not flushed yet.
     private var unflushed = false
-    /// Close after the answer being written (shutdown, a chunked body, `Connection: close`).
-    private var closeAfterAnswer = false
-    /// Closing or closed: nothing more is parsed or answered.
-    private var done = false
-    /// When the bytes of the head not yet complete began arriving, if some have.
-    private var headStartedAt: NIODeadline?
-    /// When the request whose body is being skipped began arriving.
-    private var bodyStartedAt: NIODeadline?
-    /// The answers are written and the write side shut: input is dropped until the client closes, or the linger
-    /// time runs out.
-    private var lingering = false
+    private var lastActivity: NIODeadline
+    private var tick = TimeAmount.seconds(1)
     /// How long a lingering close waits for the client to close its side.
     static let lingerTime = TimeAmount.seconds(2)
-    private var lastActivity = NIODeadline.now()
-    private var tick = TimeAmount.seconds(1)
 
-    init(service: ServeService) {
+    init(service: ServeService, now: NIODeadline = .now()) {
         self.service = service
         let settings = service.settings
         self.parser = HTTPRequestParser(limit: settings.maxHeaderBytes, nonceHeader: settings.nonceHeader)
         self.requestTimeout = .seconds(Int64(settings.requestTimeoutSeconds))
         self.idleTimeout = .seconds(Int64(settings.idleTimeoutSeconds))
+        self.lastActivity = now
     }
 
     // MARK: Lifecycle and limits
 
     func handlerAdded(context: ChannelHandlerContext) {
+        lastActivity = context.eventLoop.now
         tick = .nanoseconds(min(1_000_000_000, max(250_000_000, min(requestTimeout.nanoseconds, idleTimeout.nanoseconds) / 4)))
         scheduleCheck(context: context)
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {
-        done = true
+        phase = .closed
     }
 
     private func scheduleCheck(context: ChannelHandlerContext) {
         let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
         context.eventLoop.scheduleTask(in: tick) {
             let (handler, context) = loopBound.value
-            guard !handler.done else { return }
+            guard handler.phase.isOpen else { return }
             handler.check(context: context)
-            if !handler.done { handler.scheduleCheck(context: context) }
+            if handler.phase.isOpen { handler.scheduleCheck(context: context) }
         }
     }
 
     private func check(context: ChannelHandlerContext) {
-        guard !done, !waiting else { return }
-        let now = NIODeadline.now()
-        if let started = headStartedAt, now - started >= requestTimeout {
+        switch phase.timeout(now: context.eventLoop.now, lastActivity: lastActivity, requestTimeout: requestTimeout,
+                             idleTimeout: idleTimeout) {
+        case .none:
+            break
+        case .requestTimeout:
             service.metrics.countRequestTimeout()
             refuse(status: 408, context: context)
-        } else if skipping > 0, let started = bodyStartedAt, now - started >= requestTimeout {
-            // A body declared and not sent in time (however steadily its bytes trickle in): the request was
-            // answered; the connection cannot be reused.
-            close(context: context)
-        } else if headStartedAt == nil && skipping == 0 && now - lastActivity >= idleTimeout {
+        case .close:
             close(context: context)
         }
     }
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
         if event is ChannelShouldQuiesceEvent {
-            // Between answers: close lingering, so that answers the client has not read yet still reach it.
-            if waiting { closeAfterAnswer = true } else { finish(after: nil, context: context) }
+            switch phase.onQuiesce {
+            case .closeNow:
+                // Between answers: close lingering, so that answers the client has not read yet still reach it.
+                finish(after: nil, context: context)
+            case .closeAfterAnswer:
+                if case .answering(let remaining, let since, _) = phase { phase = .answering(remaining: remaining, since: since, closing: true) }
+            case .nothing:
+                break
+            }
             return
         }
         context.fireUserInboundEventTriggered(event)
@@ -121,14 +115,13 @@ final class ServeConnection: ChannelDuplexHandler {
     }
 
     func read(context: ChannelHandlerContext) {
-        // Lingering: keep reading (and dropping) until the client closes.
-        if lingering || (!waiting && context.channel.isWritable) { context.read() } else { readHeld = true }
+        if phase.mayRead(writable: context.channel.isWritable) { context.read() } else { readHeld = true }
     }
 
     func channelWritabilityChanged(context: ChannelHandlerContext) {
-        if context.channel.isWritable && !done {
+        if context.channel.isWritable && phase.isOpen {
             // The client took its answers: answer what is buffered, then read again.
-            lastActivity = .now()
+            lastActivity = context.eventLoop.now
             process(context: context)
             flushIfNeeded(context: context)
             resumeReading(context: context)
@@ -137,19 +130,24 @@ final class ServeConnection: ChannelDuplexHandler {
     }
 
     private func resumeReading(context: ChannelHandlerContext) {
-        if readHeld && !waiting && context.channel.isWritable {
+        if readHeld && phase.mayRead(writable: context.channel.isWritable) {
             readHeld = false
             context.read()
         }
     }
 
+    func channelInactive(context: ChannelHandlerContext) {
+        phase = .closed
+        context.fireChannelInactive()
+    }
+
     // MARK: Requests
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        // Closing, or lingering after the last answer: what the client still sends is dropped as it comes.
-        guard !done else { return }
+        // Lingering after the last answer, or closing: what the client still sends is dropped as it comes.
+        guard phase.isOpen else { return }
         var incoming = unwrapInboundIn(data)
-        lastActivity = .now()
+        lastActivity = context.eventLoop.now
         if buffered == nil {
             buffered = incoming
         } else {
@@ -163,21 +161,25 @@ final class ServeConnection: ChannelDuplexHandler {
         context.fireChannelReadComplete()
     }
 
-    /// Answers the complete requests buffered, in order, until one has to wait.
+    /// Answers the complete requests buffered, in order, until one has to wait or the client stops taking answers.
     private func process(context: ChannelHandlerContext) {
-        while !done && !waiting && context.channel.isWritable, var buffer = buffered {
+        while context.channel.isWritable, var buffer = buffered {
+            switch phase {
+            case .answering, .lingering, .closed: return
+            case .idle, .head, .body: break
+            }
             buffered = nil
-            if skipping > 0 {
-                let skipped = min(skipping, buffer.readableBytes)
+            if case .body(let remaining, let since) = phase {
+                let skipped = min(remaining, buffer.readableBytes)
                 buffer.moveReaderIndex(forwardBy: skipped)
-                skipping -= skipped
-                if skipping == 0 { bodyStartedAt = nil }
+                phase = remaining == skipped ? .idle : .body(remaining: remaining - skipped, since: since)
             }
             guard buffer.readableBytes > 0 else { return }
+            if case .body = phase { return }
             let result = buffer.withUnsafeReadableBytes { parser.parse($0) }
             switch result {
             case .incomplete:
-                if headStartedAt == nil { headStartedAt = lastActivity }
+                if case .idle = phase { phase = .head(since: lastActivity) }
                 if buffer.readerIndex > 0 { buffer.discardReadBytes() }
                 buffered = buffer
                 return
@@ -186,13 +188,13 @@ final class ServeConnection: ChannelDuplexHandler {
                 refuse(status: refusal.status, context: context)
                 return
             case .head(let head):
-                let started = headStartedAt ?? lastActivity
-                headStartedAt = nil
+                var started = lastActivity
+                if case .head(let since) = phase { started = since }
                 buffer.moveReaderIndex(forwardBy: head.length)
                 let body = min(head.bodyLength, buffer.readableBytes)
                 buffer.moveReaderIndex(forwardBy: body)
-                skipping = head.bodyLength - body
-                bodyStartedAt = skipping > 0 ? started : nil
+                let remaining = head.bodyLength - body
+                phase = remaining > 0 ? .body(remaining: remaining, since: started) : .idle
                 if buffer.readableBytes > 0 && !head.chunked { buffered = buffer }
                 answer(head, context: context)
             }
@@ -203,15 +205,18 @@ final class ServeConnection: ChannelDuplexHandler {
         let started = NIODeadline.now()
         switch service.decide(head.request) {
         case .now(let response):
-            write(response, for: head, started: started, context: context)
+            write(response, for: head, started: started, closing: false, context: context)
         case .later(let work):
-            waiting = true
+            switch phase {
+            case .body(let remaining, let since): phase = .answering(remaining: remaining, since: since, closing: false)
+            default: phase = .answering(remaining: 0, since: context.eventLoop.now, closing: false)
+            }
             let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
             context.eventLoop.makeFutureWithTask { await work() }.whenSuccess { response in
                 let (handler, context) = loopBound.value
-                handler.waiting = false
-                guard !handler.done else { return }
-                handler.write(response, for: head, started: started, context: context)
+                guard case .answering(let remaining, let since, let closing) = handler.phase else { return }
+                handler.phase = remaining > 0 ? .body(remaining: remaining, since: since) : .idle
+                handler.write(response, for: head, started: started, closing: closing, context: context)
                 handler.flushIfNeeded(context: context)
                 handler.process(context: context)
                 handler.resumeReading(context: context)
@@ -219,12 +224,13 @@ final class ServeConnection: ChannelDuplexHandler {
         }
     }
 
-    /// Writes `response` as HTTP/1.1 bytes; closes after it when the request or the service says so.
-    private func write(_ response: ServeResponse, for head: HTTPRequestParser.Head, started: NIODeadline, context: ChannelHandlerContext) {
+    /// Writes `response` as HTTP/1.1 bytes; closes after it when the request or a shutdown (`closing`) says so.
+    private func write(_ response: ServeResponse, for head: HTTPRequestParser.Head, started: NIODeadline, closing: Bool,
+                       context: ChannelHandlerContext) {
         if let slot = response.slot {
             service.metrics.record(slot: slot, nanoseconds: NIODeadline.now().uptimeNanoseconds &- started.uptimeNanoseconds)
         }
-        let keepAlive = head.keepAlive && !closeAfterAnswer
+        let keepAlive = head.keepAlive && !closing
         let sendsBody = !head.isHEAD && !response.body.isEmpty
         var size = 96 + response.body.utf8.count
         for (name, value) in response.headers { size += name.utf8.count + value.utf8.count + 4 }
@@ -247,7 +253,7 @@ final class ServeConnection: ChannelDuplexHandler {
             out.writeStaticString("\r\n\r\n")
         }
         if sendsBody { out.writeString(response.body) }
-        lastActivity = .now()
+        lastActivity = context.eventLoop.now
         if keepAlive {
             context.write(wrapOutboundOut(out), promise: nil)
             unflushed = true
@@ -265,7 +271,7 @@ final class ServeConnection: ChannelDuplexHandler {
 
     /// Answers `status` to a request that is not taken, and closes.
     private func refuse(status: Int, context: ChannelHandlerContext) {
-        guard !done else { return }
+        guard phase.isOpen else { return }
         var out = context.channel.allocator.buffer(capacity: 128)
         out.writeStaticString("HTTP/1.1 ")
         out.writeStaticString(Self.statusLine(status))
@@ -273,19 +279,19 @@ final class ServeConnection: ChannelDuplexHandler {
         finish(after: out, context: context)
     }
 
-    /// Writes the last answer and closes lingering: the answer is flushed and the write side shut, then input is
-    /// dropped until the client closes, for at most ``lingerTime``.
+    /// Writes the last answer (if any) and closes lingering: the answers are flushed and the write side shut, then
+    /// input is dropped until the client closes, for at most ``lingerTime``. A socket closed with unread bytes in it
+    /// (pipelined requests) would make the kernel answer with a reset, which can destroy answers the client has not
+    /// read yet.
     private func finish(after last: ByteBuffer?, context: ChannelHandlerContext) {
-        guard !done else { return }
+        guard phase.isOpen else { return }
+        phase = .lingering
         unflushed = false
-        done = true
-        lingering = true
         buffered = nil
-        skipping = 0
         let channel = context.channel
         let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
         // Written in order after every earlier answer, so its completion means they are all with the kernel.
-        context.writeAndFlush(wrapOutboundOut(last ?? context.channel.allocator.buffer(capacity: 0))).whenComplete { written in
+        context.writeAndFlush(wrapOutboundOut(last ?? channel.allocator.buffer(capacity: 0))).whenComplete { written in
             guard case .success = written else { return channel.close(promise: nil) }
             let (handler, context) = loopBound.value
             // A half-close the transport cannot do is a plain close.
@@ -297,16 +303,11 @@ final class ServeConnection: ChannelDuplexHandler {
     }
 
     private func close(context: ChannelHandlerContext) {
-        guard !done else { return }
-        done = true
+        guard phase.isOpen else { return }
+        phase = .closed
         buffered = nil
         flushIfNeeded(context: context)
         context.close(promise: nil)
-    }
-
-    func channelInactive(context: ChannelHandlerContext) {
-        done = true
-        context.fireChannelInactive()
     }
 
     /// The status code and reason phrase, with the line's CRLF.

@@ -176,6 +176,20 @@ import Testing
         #expect(try await fixture.get("ftp://auth.internal/verify", headers: ["Authorization: Bearer \(token)"]).status == 404)
     }
 
+    /// A close after an answer is a lingering close: with pipelined requests still unread, the client gets its whole
+    /// answer and then the end of the stream (FIN), not a reset that could destroy the answer.
+    @Test func closingWithUnreadRequestsEndsInAFinNotAReset() async throws {
+        let fixture = try await ServeFixture()
+        defer { Task { await fixture.stop() } }
+        let token = ServeFixture.firebaseToken()
+        let connection = try RawConnection(port: fixture.port)
+        let unread = String(repeating: "GET /verify HTTP/1.1\r\nHost: auth\r\nAuthorization: Bearer \(token)\r\n\r\n", count: 200)
+        #expect(connection.send("GET /verify HTTP/1.1\r\nHost: auth\r\nAuthorization: Bearer \(token)\r\nConnection: close\r\n\r\n" + unread))
+        let answer = try #require(await connection.readResponse())
+        #expect(answer.status == 200 && answer.header("Connection") == "close")
+        #expect(await connection.isClosedByPeerCleanly(), "the stream ends in a FIN after the answer")
+    }
+
     @Test func keepAliveAnswersManyRequestsOnOneConnection() async throws {
         let fixture = try await ServeFixture()
         defer { Task { await fixture.stop() } }

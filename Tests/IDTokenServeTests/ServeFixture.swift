@@ -20,18 +20,30 @@ final class ServeFixture: @unchecked Sendable {
     let directory: String
     let server: ServeServer
     let port: Int
-    let log = CapturedLog()
+    let log: CapturedLog
 
     /// - Parameters:
     ///   - serve: the `serve` member (JSON text).
     ///   - unreachableProfile: add an OIDC profile whose keys URL answers nothing (keys_unavailable).
     init(serve: String = "{}", unreachableProfile: Bool = false) async throws {
-        directory = NSTemporaryDirectory() + "serve-\(UUID().uuidString)"
+        let log = CapturedLog()
+        let (service, directory) = try Self.service(serve: serve, unreachableProfile: unreachableProfile, log: log)
+        self.log = log
+        self.directory = directory
+        server = ServeServer(service: service, threads: 2)
+        port = try await server.start().port!
+    }
+
+    /// The service of a fixture, not listening (for a connection driven by a test): its directory holds the
+    /// configuration file and keys; the caller removes it.
+    static func service(serve: String = "{}", unreachableProfile: Bool = false,
+                        log: CapturedLog = CapturedLog()) throws -> (ServeService, String) {
+        let directory = NSTemporaryDirectory() + "serve-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        try "{\"keys\":[\(Self.signer.jwk(kid: Self.signer.kid))]}".write(toFile: directory + "/keys.json", atomically: true, encoding: .utf8)
+        try "{\"keys\":[\(signer.jwk(kid: signer.kid))]}".write(toFile: directory + "/keys.json", atomically: true, encoding: .utf8)
         var profiles = """
-            {"provider": "firebase", "projectId": "\(Self.project)", "tenant": "t1", "allowedSignInProviders": ["apple.com"], "keys": "keys.json"},
-            {"name": "corp", "provider": "oidc", "issuers": ["\(Self.oidcIssuer)"], "audiences": ["corp-api"], "keys": "keys.json"}
+            {"provider": "firebase", "projectId": "\(project)", "tenant": "t1", "allowedSignInProviders": ["apple.com"], "keys": "keys.json"},
+            {"name": "corp", "provider": "oidc", "issuers": ["\(oidcIssuer)"], "audiences": ["corp-api"], "keys": "keys.json"}
             """
         if unreachableProfile {
             profiles += """
@@ -44,10 +56,9 @@ final class ServeFixture: @unchecked Sendable {
         var settings = try ServeSettings.parse(configuration.serve, profileNames: configuration.profiles.map(\.name), baseDirectory: directory)
         settings.host = "127.0.0.1"
         settings.port = 0
-        let service = try ServeService(configuration: configuration, settings: settings, fixedTime: Self.now,
+        let service = try ServeService(configuration: configuration, settings: settings, fixedTime: now,
                                        logger: log.logger(level: .info), keyLogger: log.logger(level: .critical))
-        server = ServeServer(service: service, threads: 2)
-        port = try await server.start().port!
+        return (service, directory)
     }
 
     func stop() async {
@@ -141,6 +152,17 @@ final class RawConnection: @unchecked Sendable {
 
     /// Whether the server closed the connection (end of stream, or a reset) within the receive timeout.
     func isClosedByPeer() async -> Bool { (try? await offPool { self.isClosedByPeerBlocking() }) ?? false }
+
+    /// Whether the peer ends the stream with a FIN (recv returns 0) rather than a reset.
+    func isClosedByPeerCleanly() async -> Bool {
+        (try? await offPool { () -> Bool in
+            while true {
+                let n = self.fill()
+                if n == 0 { return true }
+                if n < 0 { return false }
+            }
+        }) ?? false
+    }
 
     func isClosedByPeerBlocking() -> Bool {
         while true {
