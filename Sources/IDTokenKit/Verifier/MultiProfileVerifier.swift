@@ -46,6 +46,8 @@ public struct MultiProfileVerifier: Sendable {
     /// The members as a token's way uses them, by reference: a token costs one retain, not a copy of a verifier.
     private let routes: [Route]
     private let byIssuer: [String: Int]
+    /// The issuers' UTF-8 bytes and their members: a token's `iss` is matched in place, without a `String`.
+    private let issuerBytes: [(bytes: [UInt8], member: Int)]
     private let byName: [String: Int]
     /// The largest of the profiles' limits: the split that routing reads the issuer from.
     private let routingLimits: JWSLimits
@@ -74,6 +76,7 @@ public struct MultiProfileVerifier: Sendable {
         self.nonceMode = nonceMode
         self.routes = members.map(Route.init)
         self.byIssuer = byIssuer
+        self.issuerBytes = byIssuer.map { (Array($0.key.utf8), $0.value) }
         self.byName = byName
         self.routingLimits = JWSLimits(maxTokenBytes: members.map(\.verifier.profile.limits.maxTokenBytes).max()!,
                                        maxDepth: members.map(\.verifier.profile.limits.maxDepth).max()!)
@@ -90,6 +93,7 @@ public struct MultiProfileVerifier: Sendable {
         self.nonceMode = nil
         self.routes = [Route(member)]
         self.byIssuer = Dictionary(verifier.profile.issuers.map { ($0, 0) }, uniquingKeysWith: { first, _ in first })
+        self.issuerBytes = byIssuer.map { (Array($0.key.utf8), $0.value) }
         self.byName = [member.name: 0]
         self.routingLimits = verifier.profile.limits
     }
@@ -114,6 +118,14 @@ public struct MultiProfileVerifier: Sendable {
             members.append(Member(verifier: try IDTokenVerifier(profile: profile, keys: source, replayCache: replayCache, cache: cache)))
         }
         try self.init(members)
+    }
+
+    /// The member whose issuers include `issuer` (the `iss` claim's unescaped UTF-8 bytes).
+    private func member(issuedBy issuer: UnsafeBufferPointer<UInt8>) -> Int? {
+        for entry in issuerBytes where entry.bytes.count == issuer.count && entry.bytes.elementsEqual(issuer) {
+            return entry.member
+        }
+        return nil
     }
 
     /// The member named `name`.
@@ -196,7 +208,7 @@ public struct MultiProfileVerifier: Sendable {
         } catch {
             return .done(unsplit(error, token, limits: routingLimits, leeway: 0, profile: nil))
         }
-        guard let iss = claims["iss"]?.string, let index = byIssuer[iss] else {
+        guard let index = claims.withString(ClaimKey.iss, member(issuedBy:)) ?? nil else {
             let shown = claims["iss"].map { $0.string.map { "\"\(String($0.prefix(200)))\"" } ?? "a \($0.kind)" } ?? "no issuer"
             let known = byIssuer.keys.sorted().joined(separator: ", ")
             return .done(ProfileVerification(error: TokenError(.wrongIssuer, claim: "iss", "no profile accepts tokens from \(shown) (configured issuers: \(known))"),
