@@ -122,8 +122,9 @@ public struct MultiProfileVerifier: Sendable {
 
     /// The member whose issuers include `issuer` (the `iss` claim's unescaped UTF-8 bytes).
     private func member(issuedBy issuer: UnsafeBufferPointer<UInt8>) -> Int? {
-        for entry in issuerBytes where entry.bytes.count == issuer.count && entry.bytes.elementsEqual(issuer) {
-            return entry.member
+        let actual = UnsafeRawBufferPointer(issuer)
+        for entry in issuerBytes where entry.bytes.count == actual.count {
+            if entry.bytes.withUnsafeBytes({ ByteSearch.equal($0, actual) }) { return entry.member }
         }
         return nil
     }
