@@ -39,18 +39,46 @@ public struct MultiProfileVerifier: Sendable {
     }
 
     /// The profiles, in the order given.
-    public let members: [Member]
+    public var members: [Member] { storage.members }
     /// How a nonce without a mode of its own is compared when the caller chose (`--nonce` hashes, `--nonce-exact`
     /// does not); nil: as each profile's provider carries it (``Profile/nonceMode``).
-    public let nonceMode: Nonce.Mode?
-    /// The members as a token's way uses them, by reference: a token costs one retain, not a copy of a verifier.
-    private let routes: [Route]
-    private let byIssuer: [String: Int]
-    /// The issuers' UTF-8 bytes and their members: a token's `iss` is matched in place, without a `String`.
-    private let issuerBytes: [(bytes: [UInt8], member: Int)]
-    private let byName: [String: Int]
-    /// The largest of the profiles' limits: the split that routing reads the issuer from.
-    private let routingLimits: JWSLimits
+    public var nonceMode: Nonce.Mode? { storage.nonceMode }
+    /// Everything the verifier holds, behind one reference: a copy of the verifier (a door holding it, a call
+    /// reading it from a class) costs one retain, not one per table.
+    private let storage: Storage
+
+    private final class Storage: Sendable {
+        let members: [Member]
+        let nonceMode: Nonce.Mode?
+        /// The members as a token's way uses them.
+        let routes: [Route]
+        let byIssuer: [String: Int]
+        /// The issuers' UTF-8 bytes and their members: a token's `iss` is matched in place, without a `String`.
+        let issuers: [IssuerEntry]
+        let byName: [String: Int]
+        /// The largest of the profiles' limits: the split that routing reads the issuer from.
+        let routingLimits: JWSLimits
+
+        init(members: [Member], nonceMode: Nonce.Mode?, byIssuer: [String: Int], byName: [String: Int], routingLimits: JWSLimits) {
+            self.members = members
+            self.nonceMode = nonceMode
+            self.routes = members.map(Route.init)
+            self.byIssuer = byIssuer
+            self.issuers = byIssuer.map { IssuerEntry(bytes: Array($0.key.utf8), member: $0.value) }
+            self.byName = byName
+            self.routingLimits = routingLimits
+        }
+    }
+
+    private struct IssuerEntry: Sendable {
+        let bytes: [UInt8]
+        let member: Int
+    }
+
+    private var routes: [Route] { storage.routes }
+    private var byIssuer: [String: Int] { storage.byIssuer }
+    private var byName: [String: Int] { storage.byName }
+    private var routingLimits: JWSLimits { storage.routingLimits }
 
     /// A verifier over `members`.
     /// - Parameters:
@@ -72,14 +100,9 @@ public struct MultiProfileVerifier: Sendable {
                 byIssuer[issuer] = index
             }
         }
-        self.members = members
-        self.nonceMode = nonceMode
-        self.routes = members.map(Route.init)
-        self.byIssuer = byIssuer
-        self.issuerBytes = byIssuer.map { (Array($0.key.utf8), $0.value) }
-        self.byName = byName
-        self.routingLimits = JWSLimits(maxTokenBytes: members.map(\.verifier.profile.limits.maxTokenBytes).max()!,
-                                       maxDepth: members.map(\.verifier.profile.limits.maxDepth).max()!)
+        storage = Storage(members: members, nonceMode: nonceMode, byIssuer: byIssuer, byName: byName,
+                          routingLimits: JWSLimits(maxTokenBytes: members.map(\.verifier.profile.limits.maxTokenBytes).max()!,
+                                                   maxDepth: members.map(\.verifier.profile.limits.maxDepth).max()!))
     }
 
     /// A verifier over one profile's `verifier`, named `name` or after its provider: it answers as that verifier
@@ -89,13 +112,9 @@ public struct MultiProfileVerifier: Sendable {
     ///   - name: how outcomes name the profile; nil: after its provider.
     public init(_ verifier: IDTokenVerifier, name: String? = nil) {
         let member = Member(name: name, verifier: verifier)
-        self.members = [member]
-        self.nonceMode = nil
-        self.routes = [Route(member)]
-        self.byIssuer = Dictionary(verifier.profile.issuers.map { ($0, 0) }, uniquingKeysWith: { first, _ in first })
-        self.issuerBytes = byIssuer.map { (Array($0.key.utf8), $0.value) }
-        self.byName = [member.name: 0]
-        self.routingLimits = verifier.profile.limits
+        storage = Storage(members: [member], nonceMode: nil,
+                          byIssuer: Dictionary(verifier.profile.issuers.map { ($0, 0) }, uniquingKeysWith: { first, _ in first }),
+                          byName: [member.name: 0], routingLimits: verifier.profile.limits)
     }
 
     /// A verifier for `profiles`, each with keys fetched over HTTPS from its provider's keys URL
@@ -123,7 +142,7 @@ public struct MultiProfileVerifier: Sendable {
     /// The member whose issuers include `issuer` (the `iss` claim's unescaped UTF-8 bytes).
     private func member(issuedBy issuer: UnsafeBufferPointer<UInt8>) -> Int? {
         let actual = UnsafeRawBufferPointer(issuer)
-        for entry in issuerBytes where entry.bytes.count == actual.count {
+        for entry in storage.issuers where entry.bytes.count == actual.count {
             if entry.bytes.withUnsafeBytes({ ByteSearch.equal($0, actual) }) { return entry.member }
         }
         return nil
