@@ -129,4 +129,65 @@ import Testing
             #expect(fixture.servers.map(\.requestCount) == [1, 2])
         }
     }
+
+    // MARK: Refusals of the pipeline itself
+
+    /// A replay cache that can only answer asynchronously (as Redis does).
+    final class AsyncOnlyReplayCache: ReplayCache, @unchecked Sendable {
+        private let inner = MemoryReplayCache(capacity: 100)
+        func insertIfAbsent(_ entry: ReplayEntry, now: Int64) async throws(TokenError) -> Bool {
+            try await inner.insertIfAbsent(entry, now: now)
+        }
+    }
+
+    static func fixedVerifier(replayCache: (any ReplayCache)? = nil) throws -> MultiProfileVerifier {
+        try MultiProfileVerifier([
+            .init(name: "one", verifier: try IDTokenVerifier(profile: .oidc(issuers: ["https://one.example"], audiences: ["app"], algorithms: [.rs256]),
+                                                             keys: Self.one.keySet, replayCache: replayCache)),
+            .init(name: "two", verifier: try IDTokenVerifier(profile: .oidc(issuers: ["https://two.example"], audiences: ["app"], algorithms: [.rs256]),
+                                                             keys: Self.two.keySet)),
+        ])
+    }
+
+    @Test("a profile name no member has, and an issuer no profile accepts, are wrong_issuer before any signature check")
+    func unknownProfileAndIssuer() async throws {
+        let verifier = try Self.fixedVerifier()
+        let token = Self.token(Self.one, issuer: "https://one.example", subject: "u1")
+        let named = verifier.evaluate(token, at: Self.t0 + 10, profile: "three")
+        #expect(named.error?.code == .wrongIssuer && named.profile == nil)
+        #expect(named.error?.message.contains("one, two") == true, "\(named.error?.message ?? "")")
+        let foreign = await verifier.verify(Self.token(Self.one, issuer: "https://three.example", subject: "u"), now: Date(timeIntervalSince1970: Self.t0 + 10))
+        #expect(foreign.error?.code == .wrongIssuer && foreign.error?.claim == "iss" && !foreign.signatureVerified && foreign.profile == nil)
+        #expect(foreign.claims?["iss"]?.string == "https://three.example", "the report keeps what the token says")
+        // The same token named for its own profile verifies; named for the other, that profile refuses it.
+        #expect(verifier.evaluate(token, at: Self.t0 + 10, profile: "one").isValid)
+        #expect(verifier.evaluate(token, at: Self.t0 + 10, profile: "two").error?.code == .unknownKey)
+    }
+
+    @Test("a profile whose source has no keys is keys_unavailable, without waiting in the synchronous form")
+    func keysUnavailable() async throws {
+        let closed = try await ScriptedHTTPServer.start(.drop)
+        let source = try HTTPKeySource(url: closed.url, limits: HTTPKeySourceTests.limits, clock: ManualClock())
+        let verifier = MultiProfileVerifier(try IDTokenVerifier(profile: .oidc(issuers: ["https://one.example"], audiences: ["app"], algorithms: [.rs256]),
+                                                                keys: source))
+        let token = Self.token(Self.one, issuer: "https://one.example", subject: "u1")
+        #expect(verifier.evaluate(token, at: Self.t0 + 10).error?.code == .keysUnavailable)
+        #expect(await verifier.verify(token, now: Date(timeIntervalSince1970: Self.t0 + 10)).error?.code == .keysUnavailable)
+        #expect(verifier.profilesWithoutKeys == ["oidc"])
+        await source.shutdown()
+        await closed.stop()
+    }
+
+    @Test("a replay cache that only answers asynchronously: the asynchronous form accepts once, the synchronous refuses")
+    func asynchronousReplayCache() async throws {
+        let verifier = try Self.fixedVerifier(replayCache: AsyncOnlyReplayCache())
+        let token = Self.token(Self.one, issuer: "https://one.example", subject: "u1")
+        let at = Date(timeIntervalSince1970: Self.t0 + 10)
+        let first = await verifier.verify(token, now: at)
+        #expect(first.isValid && first.profile == "one")
+        let again = await verifier.verify(token, now: at)
+        #expect(again.error?.code == .replayed && again.signatureVerified)
+        let synchronous = verifier.evaluate(Self.token(Self.one, issuer: "https://one.example", subject: "u2"), at: Self.t0 + 10)
+        #expect(synchronous.error?.code == .replayed && synchronous.error?.message.contains("synchronously") == true)
+    }
 }

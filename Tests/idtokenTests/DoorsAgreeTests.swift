@@ -102,4 +102,30 @@ import Testing
         if response.status == 200 { return "valid" }
         return response.headers.first { $0.0 == "X-Auth-Error" }?.1 ?? "status \(response.status)"
     }
+
+    @Test("idtoken verify --config refuses options that the file holds, and a profile it does not name (exit 2)")
+    func verifyConfigUsage() async throws {
+        let idtoken = try #require(BuiltTool.path("idtoken"), "the idtoken executable is built with the tests")
+        let group = try #require(Self.groups.first)
+        let path = try Self.write(group.configuration)
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let token = group.cases[0].token
+        let refusals: [([String], String)] = [
+            (["--provider", "firebase"], "--config holds the profiles' options"),
+            (["--keys", "/k.json"], "do not give --keys as well"),
+            (["--profile", "nope"], "--profile nope: the configuration has no such profile (p)"),
+        ]
+        for (extra, message) in refusals {
+            let run = try await BuiltTool.run(idtoken, ["verify", token, "--config", path, "--json"] + extra)
+            #expect(run.status == 2, "\(extra): \(run.stderr)")
+            #expect(run.stderr.contains(message), "\(extra): \(run.stderr)")
+            #expect((try? JSONTree.parse(run.stdout))?["error"]?["code"]?.string == "usage", "\(extra): \(run.stdout)")
+        }
+        let withoutConfig = try await BuiltTool.run(idtoken, ["verify", token, "--provider", "firebase", "--project-id", "x", "--profile", "p"])
+        #expect(withoutConfig.status == 2 && withoutConfig.stderr.contains("--profile names a profile of --config"), "\(withoutConfig.stderr)")
+        // The profile named exists: the token is judged by it, and the JSON names it.
+        let named = try await BuiltTool.run(idtoken, ["verify", token, "--config", path, "--profile", "p", "--json", "--at", String(group.cases[0].at)]
+                                            + Self.nonceArguments(group.cases[0]))
+        #expect((try? JSONTree.parse(named.stdout))?["profile"]?.string == "p", "\(named.stdout)")
+    }
 }
