@@ -44,7 +44,7 @@ let package = Package(
         ),
         // The project's own small C for JOSE: SIMD base64url and byte scanning (Swift has no byte shuffle),
         // ThreadSanitizer annotations (declarations only; called by builds made with -DIDTK_TSAN).
-        .target(name: "CJOSEShims"),
+        .target(name: "CJOSEShims", cSettings: buildCommitSettings),
         .target(name: "JOSE", dependencies: ["CLibCrypto", "CJansson", "CJOSEShims"]),
         .target(
             name: "IDTokenKit",
@@ -98,6 +98,7 @@ let package = Package(
         .executableTarget(
             name: "idtoken",
             dependencies: [
+                "JOSE",
                 "IDTokenKit",
                 "IDTokenConfiguration",
                 "IDTokenAudit",
@@ -168,3 +169,12 @@ let package = Package(
     ],
     swiftLanguageModes: [.v6]
 )
+
+/// `scripts/package` names the commit a release is built from (`idtoken --version`) in the environment; it
+/// becomes a define of one C file, so that a new commit recompiles that file and what imports it, not the build.
+var buildCommitSettings: [CSetting] {
+    guard let commit = Context.environment["IDTOKEN_BUILD_COMMIT"], !commit.isEmpty,
+        commit.allSatisfy({ $0.isHexDigit || $0 == "-" || $0.isLetter })
+    else { return [] }
+    return [.define("IDTK_BUILD_COMMIT", to: "\"\(commit)\"")]
+}

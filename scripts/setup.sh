@@ -56,3 +56,15 @@ idtk_python_setup() {
         }
     fi
 }
+
+idtk_package_check_setup() {
+    # scripts/check_package.py validates the Kubernetes manifests against Kubernetes' schemas, which this PyPI
+    # package carries (offline).
+    if ! python3 -c 'import kubernetes_validate' >/dev/null 2>&1; then
+        echo "==> installing the Python 'kubernetes-validate' package for the deployment recipes' check" >&2
+        python3 -m pip install --quiet kubernetes-validate >&2 || {
+            echo "error: could not install the Python 'kubernetes-validate' package; run: python3 -m pip install kubernetes-validate" >&2
+            exit 2
+        }
+    fi
+}

@@ -1,4 +1,5 @@
 import ArgumentParser
+import JOSE
 
 /// `idtoken`: verify ID tokens from the command line (DESIGN §7).
 struct IDToken: AsyncParsableCommand {
@@ -8,6 +9,7 @@ struct IDToken: AsyncParsableCommand {
         discussion: """
             Exit status: 0 valid, 1 invalid token, 2 bad usage or configuration, 3 keys unavailable.
             """,
+        version: BuildInfo.versionLine,
         subcommands: subcommandTypes
     )
 }
