@@ -1,4 +1,9 @@
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// Where an audit's per-record output goes, in input order.
 package protocol AuditSink: AnyObject {
@@ -13,12 +18,16 @@ package final class FileSink: AuditSink {
     private var buffer: [UInt8] = []
     private let bufferSize: Int
 
-    /// Creates (or truncates) the file at `path`.
+    /// Opens the file at `path` for writing, creating or truncating it in place (`open(2)` with `O_CREAT |
+    /// O_TRUNC`): `/dev/null`, a named pipe or `/dev/stdout` are written to, never replaced. (Foundation's
+    /// `createFile(atPath:)` writes a new file and renames it over the path: run as root with `--output
+    /// /dev/null`, that replaced the system's /dev/null with an empty regular file.)
     package convenience init(path: String) throws {
-        guard FileManager.default.createFile(atPath: path, contents: nil), let handle = FileHandle(forWritingAtPath: path) else {
-            throw AuditError("cannot create \(path)")
+        let descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o666)
+        guard descriptor >= 0 else {
+            throw AuditError("cannot create \(path): \(String(cString: strerror(errno)))")
         }
-        self.init(handle: handle, closes: true)
+        self.init(handle: FileHandle(fileDescriptor: descriptor, closeOnDealloc: true), closes: true)
     }
 
     package init(handle: FileHandle, closes: Bool = false, bufferSize: Int = 256 * 1024) {
