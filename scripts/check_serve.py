@@ -203,6 +203,40 @@ IDLE_CONNECTIONS = 10_000
 IDLE_RSS_BOUND_MIB = 200
 
 
+def check_unprivileged(binary, work, key):
+    """The service as an unprivileged user (as the systemd unit's DynamicUser, the image's user 65532) answers
+    requests. (It once set TCP_NODELAY at the socket level, where option 1 is SO_DEBUG: allowed for root, refused
+    for anyone else, and every accepted connection was closed unanswered.) Checked when this script runs as root."""
+    if os.geteuid() != 0:
+        print("note: not root, so the service already ran unprivileged above", flush=True)
+        return
+    os.chmod(work, 0o755)
+    keys = os.path.join(work, "unprivileged-keys.json")
+    with open(keys, "w") as f:
+        json.dump({"keys": [key.jwk()]}, f)
+    config_path = os.path.join(work, "unprivileged.json")
+    with open(config_path, "w") as f:
+        json.dump({"profiles": [{"provider": "firebase", "projectId": PROJECT, "keys": keys}]}, f)
+    for path in (keys, config_path):
+        os.chmod(path, 0o644)
+
+    def nobody():
+        os.setgroups([])
+        os.setgid(65534)
+        os.setuid(65534)
+
+    serve = Serve(binary, config_path, os.path.join(work, "unprivileged.log"), preexec_fn=nobody)
+    try:
+        try:
+            status, headers, _ = request(serve.port, path="/verify", headers={"Authorization": "Bearer " + key.token(firebase_claims())})
+        except OSError:     # the connection closed unanswered
+            status, headers = 0, {}
+        check(status == 200 and headers.get("x-auth-subject") == "user-42",
+              "as an unprivileged user (nobody) the service answers a valid token 200 (status %d)" % status)
+    finally:
+        serve.stop()
+
+
 def check_idle_connections(binary, work, key):
     """10,000 concurrent connections that send nothing or half a header: the service holds them, answers a real
     request on a fresh connection within seconds, stays under a memory bound, and closes them all when the idle
@@ -557,6 +591,7 @@ def main():
 
         # 9. 10,000 concurrent idle connections.
         check_idle_connections(binary, work, key1)
+        check_unprivileged(binary, work, key1)
     finally:
         for process in processes:
             if process.poll() is None:

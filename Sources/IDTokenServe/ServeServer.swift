@@ -27,7 +27,7 @@ package final class ServeServer: Sendable {
         let bootstrap = ServerBootstrap(group: group)
             .serverChannelOption(ChannelOptions.backlog, value: 1024)
             .serverChannelOption(ChannelOptions.socketOption(.so_reuseaddr), value: 1)
-            .childChannelOption(ChannelOptions.socketOption(.tcp_nodelay), value: 1)
+            .childChannelOption(ChannelOptions.tcpOption(.tcp_nodelay), value: 1)
             .childChannelOption(ChannelOptions.maxMessagesPerRead, value: 4)
             // Backpressure (ServeConnection): past 64 KiB of answers the client has not taken, no request is read or
             // answered until it has taken them down to 32 KiB.
