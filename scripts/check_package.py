@@ -86,12 +86,19 @@ def terminate(process):
         os.kill(pid, signal.SIGTERM)
 
 
-def bare_rootfs(work, name, include):
+def bare_rootfs(work, name, include=(), deb=None):
     """A Debian bookworm root file system made by mmdebstrap: the minbase variant (Essential packages and apt)
-    and `include`, apt resolving their dependencies."""
+    and `include`, apt resolving their dependencies; with `deb`, that package then installed by the rootfs's own
+    apt (`apt-get install ./FILE.deb`, as a user would), which fetches what it depends on."""
     root = os.path.join(work, name)
     started = time.time()
-    result = run(["mmdebstrap", "--variant=minbase", "--include=" + ",".join(include), "bookworm", root])
+    argv = ["mmdebstrap", "--variant=minbase"] + (["--include=" + ",".join(include)] if include else [])
+    if deb:
+        argv += ["--customize-hook=copy-in " + deb + " /tmp",
+                 "--customize-hook=chroot \"$1\" env DEBIAN_FRONTEND=noninteractive apt-get install --yes "
+                 "--no-install-recommends /tmp/" + os.path.basename(deb),
+                 "--customize-hook=rm -f \"$1\"/tmp/" + os.path.basename(deb)]
+    result = run(argv + ["bookworm", root])
     check(result.returncode == 0, f"{name}: mmdebstrap made a bare Debian rootfs in {time.time() - started:.0f} s"
           + ("" if result.returncode == 0 else ": " + result.stderr[-800:]))
     return root if result.returncode == 0 else None
@@ -165,6 +172,8 @@ def serve_behind_nginx(label, prefix, binary, work):
               and len(upstream.seen) == reached,
               f"{label}: serve behind nginx answers an expired token 401 with the challenge (status {status})")
         upstream.server.shutdown()
+        if FAILURES and FAILURES[-1].startswith(label):
+            print("serve log:\n" + open(log.name, errors="replace").read()[-2000:], flush=True)
     finally:
         if nginx:
             nginx.terminate()
@@ -252,7 +261,8 @@ def main():
             shutil.rmtree(root, ignore_errors=True)
 
         # --- the .deb, installed by apt (which resolves its Depends) on a bare Debian system ---
-        root = bare_rootfs(work, "rootfs-deb", [os.path.abspath(deb)])
+        # systemd too, as on a server: the unit is checked against the units it names (sysinit.target, …).
+        root = bare_rootfs(work, "rootfs-deb", ["systemd"], deb=os.path.abspath(deb))
         if root:
             status = run(["chroot", root, "dpkg-query", "-W", "-f=${Status} ${Version} ${Conffiles}", "idtoken"]).stdout
             check(status.startswith("install ok installed " + version) and "/etc/idtoken/serve.json" in status,
@@ -315,6 +325,8 @@ def main():
             for config_text in configmap_files(manifest, "serve.json"):
                 starts_with(f"kubernetes: {os.path.basename(manifest)}'s serve.json", without_swift(), binary,
                             config_text, host_work)
+            for job in documents(manifest, "Job"):
+                run_indexed_job(manifest, job, binary, workdir("job"))
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
@@ -322,10 +334,43 @@ def main():
     sys.exit(1 if FAILURES else 0)
 
 
-def configmap_files(manifest, name):
+def documents(manifest, kind):
     import yaml
-    return [doc["data"][name] for doc in yaml.safe_load_all(open(manifest))
-            if doc and doc.get("kind") == "ConfigMap" and name in doc.get("data", {})]
+    return [doc for doc in yaml.safe_load_all(open(manifest)) if doc and doc.get("kind") == kind]
+
+
+def configmap_files(manifest, name):
+    return [doc["data"][name] for doc in documents(manifest, "ConfigMap") if name in doc.get("data", {})]
+
+
+def run_indexed_job(manifest, job, binary, work):
+    """Every index of an Indexed Job's audit container, run as Kubernetes would start it (its args with
+    $(JOB_COMPLETION_INDEX) expanded, JOB_COMPLETION_INDEX and its env set), the sample log and configuration at its
+    mount paths' places; then `idtoken audit merge` of the shards' summaries gives the sample's expected counts."""
+    spec = job["spec"]
+    container = spec["template"]["spec"]["containers"][0]
+    completions = spec["completions"]
+    places = {"/logs/gateway-2026-01.log.gz": os.path.join(SAMPLES, "sample.log.gz"),
+              "/config/audit-config.json": os.path.join(SAMPLES, "audit-config.json"), "/results/": work + "/"}
+    summaries, statuses = [], []
+    for index in range(completions):
+        env = dict(ENV, JOB_COMPLETION_INDEX=str(index), **{e["name"]: e["value"] for e in container.get("env", [])})
+        args = []
+        for arg in container["args"]:
+            arg = arg.replace("$(JOB_COMPLETION_INDEX)", str(index))
+            for path, place in places.items():
+                arg = arg.replace(path, place)
+            args.append(arg)
+        statuses.append(subprocess.run(without_swift() + [binary] + args, capture_output=True, env=env).returncode)
+        summaries.append(os.path.join(work, f"summary-{index}.json"))
+    merge = run(without_swift() + [binary, "audit", "merge", *summaries, "--summary", "-"])
+    merged = json.loads(merge.stdout) if merge.stdout.startswith("{") else {}
+    expected = json.load(open(os.path.join(SAMPLES, "expected-summary.json")))
+    check(statuses == [0] * completions and merged.get("records") == expected["records"]
+          and merged.get("valid") == expected["valid"] and merged.get("byError") == expected["byError"],
+          f"kubernetes: {os.path.basename(manifest)}'s {completions} indexes, as the Job starts them, merge into the "
+          f"sample's summary (exit statuses {statuses}; {merged.get('records')} records, {merged.get('valid')} valid"
+          + ("" if merge.returncode == 0 else "; " + merge.stderr[-300:]) + ")")
 
 
 if __name__ == "__main__":
