@@ -4,8 +4,9 @@
 set -euo pipefail
 
 # nginx: scripts/check_serve.py runs `idtoken serve` behind a real nginx (auth_request); wrk: the serve benchmark;
-# parallel: GNU parallel, which the audit's pipe-mode check (Vectors/tools/check_shards.py) runs as docs/audit.md shows.
-IDTK_APT_PACKAGES=(pkg-config libssl-dev libjansson-dev libhiredis-dev redis-server zlib1g-dev nginx wrk parallel)
+# parallel: GNU parallel, which the audit's pipe-mode check (Vectors/tools/check_shards.py) runs as docs/audit.md shows;
+# caddy: scripts/check_caddy.py runs the service behind a real Caddy (forward_auth).
+IDTK_APT_PACKAGES=(pkg-config libssl-dev libjansson-dev libhiredis-dev redis-server zlib1g-dev nginx wrk parallel caddy)
 
 idtk_missing_packages() {
     local missing=()
