@@ -69,3 +69,18 @@ idtk_package_check_setup() {
         }
     fi
 }
+
+idtk_spark_setup() {
+    # scripts/check_spark.py runs docs/audit.md's PySpark recipe in local mode: Java 17 and PyPI's pyspark.
+    if ! command -v java >/dev/null 2>&1; then
+        IDTK_APT_PACKAGES=(openjdk-17-jre-headless)
+        idtk_setup
+    fi
+    if ! python3 -c 'import pyspark' >/dev/null 2>&1; then
+        echo "==> installing the Python 'pyspark' package for the Spark recipe's check (about 320 MB)" >&2
+        python3 -m pip install --quiet pyspark >&2 || {
+            echo "error: could not install the Python 'pyspark' package; run: python3 -m pip install pyspark" >&2
+            exit 2
+        }
+    fi
+}
