@@ -73,8 +73,10 @@ idtk_package_check_setup() {
 idtk_spark_setup() {
     # scripts/check_spark.py runs docs/audit.md's PySpark recipe in local mode: Java 17 and PyPI's pyspark.
     if ! command -v java >/dev/null 2>&1; then
+        local saved=("${IDTK_APT_PACKAGES[@]}")
         IDTK_APT_PACKAGES=(openjdk-17-jre-headless)
         idtk_setup
+        IDTK_APT_PACKAGES=("${saved[@]}")
     fi
     if ! python3 -c 'import pyspark' >/dev/null 2>&1; then
         echo "==> installing the Python 'pyspark' package for the Spark recipe's check (about 320 MB)" >&2
