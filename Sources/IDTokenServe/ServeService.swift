@@ -125,6 +125,23 @@ package final class ServeService: Sendable {
         }
     }
 
+    /// The answer to `request` for a door that can wait for it (the gRPC door, one task per call): decided as the
+    /// HTTP door decides, and counted in the same metrics.
+    package func respond(to request: ServeRequest) async -> ServeResponse {
+        let started = ContinuousClock.now
+        let response: ServeResponse
+        switch decide(request) {
+        case .now(let ready): response = ready
+        case .later(let work): response = await work()
+        }
+        if let slot = response.slot {
+            let elapsed = ContinuousClock.now - started
+            let nanoseconds = UInt64(max(0, elapsed.components.seconds)) * 1_000_000_000 + UInt64(max(0, elapsed.components.attoseconds / 1_000_000_000))
+            metrics.record(slot: slot, nanoseconds: nanoseconds)
+        }
+        return response
+    }
+
     /// The path of a request target: the target itself in origin form (`/verify?…`); in absolute form
     /// (`http://host/verify`, which RFC 9112 §3.2.2 requires a server to accept), what follows the authority, which an
     /// origin server ignores; `/` when nothing does. Any other form is returned as it is (and answered 404).

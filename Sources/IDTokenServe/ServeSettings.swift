@@ -68,6 +68,12 @@ package struct ServeSettings: Sendable, Equatable {
     package var minKeyLifetimeSeconds = 300
     /// On SIGTERM or SIGINT, how long in-flight requests have to finish before the remaining connections close.
     package var shutdownGraceSeconds = 10
+    /// Where the gRPC door (Envoy's `ext_authz` over gRPC) listens, when it does: `serve.grpcListen` or
+    /// `--grpc-listen`; it needs a build with the `GRPC` package trait.
+    package var grpcListen: (host: String, port: Int)?
+    /// Whether the gRPC door's allow answers ask Envoy to remove the `authorization` header before the request goes
+    /// upstream (`headers_to_remove`).
+    package var grpcRemovesAuthorization = false
 
     package init() {}
 
@@ -85,7 +91,8 @@ package struct ServeSettings: Sendable, Equatable {
                           "cookies", "nonceHeader", "replayStore", "replayFailureMode", "replayCapacity",
                           "verifiedTokenCache", "keyCacheFiles", "realm", "maxCacheAgeSeconds", "maxIdentityHeaderBytes",
                           "maxClaimsHeaderBytes", "retryAfterSeconds", "shutdownGraceSeconds",
-                          "unknownKidCooldownSeconds", "keyRetryIntervalSeconds", "minKeyLifetimeSeconds"]
+                          "unknownKidCooldownSeconds", "keyRetryIntervalSeconds", "minKeyLifetimeSeconds",
+                          "grpcListen", "grpcRemoveAuthorization"]
 
     /// Reads the `serve` member (nil: all defaults). Profile names in `cookies` and `keyCacheFiles` must name
     /// profiles of the configuration; relative cache-file paths are resolved against `baseDirectory`.
@@ -127,6 +134,15 @@ package struct ServeSettings: Sendable, Equatable {
             do throws(ConfigurationError) { (settings.host, settings.port) = try parseListen(listen) } catch {
                 throw ConfigurationError("\"serve.listen\": \(error.reason)")
             }
+        }
+        if let listen = try string("grpcListen") {
+            do throws(ConfigurationError) { settings.grpcListen = try parseListen(listen) } catch {
+                throw ConfigurationError("\"serve.grpcListen\": \(error.reason)")
+            }
+        }
+        if let value = tree["grpcRemoveAuthorization"] {
+            guard case .bool(let flag) = value else { throw ConfigurationError("\"serve.grpcRemoveAuthorization\" must be true or false") }
+            settings.grpcRemovesAuthorization = flag
         }
         if let v = try integer("maxHeaderBytes", 1024...(1 << 20)) { settings.maxHeaderBytes = v }
         if let v = try integer("maxConnections", 1...1_000_000) { settings.maxConnections = v }

@@ -4,6 +4,9 @@ import Foundation
 import IDTokenConfiguration
 import IDTokenKit
 import IDTokenServe
+#if GRPC
+import IDTokenServeGRPC
+#endif
 import Logging
 
 /// `idtoken serve --config FILE [--listen HOST:PORT] [--replay-store memory|redis://…]`: the verification service
@@ -27,6 +30,8 @@ struct ServeCommand: AsyncParsableCommand {
     var config: String
     @Option(help: "HOST:PORT to listen on (default: serve.listen, else 127.0.0.1:8080; port 0 picks a free one).")
     var listen: String?
+    @Option(name: .customLong("grpc-listen"), help: "HOST:PORT for Envoy's ext_authz over gRPC (envoy.service.auth.v3.Authorization), beside HTTP (default: serve.grpcListen; none). Needs a build with the GRPC trait.")
+    var grpcListen: String?
     @Option(help: "memory, or redis://[[user]:password@]HOST:PORT[/DB] (default: serve.replayStore; none).")
     var replayStore: String?
     @Option(help: "Event-loop threads (default: all cores).")
@@ -53,6 +58,12 @@ struct ServeCommand: AsyncParsableCommand {
             settings = try ServeSettings.parse(configuration.serve, profileNames: configuration.profiles.map(\.name),
                                                baseDirectory: base.isEmpty ? "." : base)
             if let listen { (settings.host, settings.port) = try ServeSettings.parseListen(listen) }
+            if let grpcListen { settings.grpcListen = try ServeSettings.parseListen(grpcListen) }
+            #if !GRPC
+            if settings.grpcListen != nil {
+                throw ConfigurationError("this idtoken was built without the gRPC door (the GRPC package trait): --grpc-listen and serve.grpcListen need `swift build --traits GRPC`, as the released binary is built")
+            }
+            #endif
             if let replayStore {
                 guard replayStore == "memory" || replayStore.hasPrefix("redis://") else {
                     throw ConfigurationError("--replay-store must be memory or a redis:// URL")
@@ -90,10 +101,26 @@ struct ServeCommand: AsyncParsableCommand {
             await server.shutdown()
             throw Self.fail("cannot listen on \(settings.host):\(settings.port): \(error)")
         }
+        var grpcLine = ""
+        #if GRPC
+        var grpcDoor: GRPCDoor?
+        if let (host, port) = settings.grpcListen {
+            do {
+                let door = try await GRPCDoor(service: service, host: host, port: port)
+                grpcDoor = door
+                let grpcAddress = try await door.address
+                logger.notice("listening (gRPC, envoy.service.auth.v3.Authorization)", metadata: ["address": "\(grpcAddress)"])
+                grpcLine = "grpc listening on \(grpcAddress)\n"
+            } catch {
+                await server.shutdown()
+                throw Self.fail("cannot listen for gRPC on \(host):\(port): \(error)")
+            }
+        }
+        #endif
         if at != nil { logger.warning("judging every token at a fixed time (--at): for tests only") }
         logger.notice("listening", metadata: ["address": "\(address)", "profiles": "\(service.verifier.members.map(\.name).joined(separator: ","))"])
         // Scripts read the bound address (with --listen …:0) from this line on standard output.
-        FileHandle.standardOutput.write(Data("listening on \(address)\n".utf8))
+        FileHandle.standardOutput.write(Data("listening on \(address)\n\(grpcLine)".utf8))
 
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let once = SignalOnce(continuation)
@@ -106,7 +133,13 @@ struct ServeCommand: AsyncParsableCommand {
             }
         }
         logger.notice("shutting down: answering in-flight requests")
+        #if GRPC
+        async let grpcStopped: Void = grpcDoor?.shutdown() ?? ()
         await server.shutdown()
+        await grpcStopped
+        #else
+        await server.shutdown()
+        #endif
         logger.notice("stopped")
     }
 

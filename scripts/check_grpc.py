@@ -1,0 +1,234 @@
+#!/usr/bin/env python3
+"""Drives `idtoken serve --grpc-listen` over a real gRPC connection from a client that is not this project's code
+(Python grpcio, with stubs generated here from Protos/ by grpcio-tools), with CheckRequests shaped as Envoy's
+ext_authz filter and Istio send them: the request's headers in `attributes.request.http.headers` (lower-case
+names), the original path, a route's `context_extensions`, or the headers as a list (`header_map`, Envoy's
+`encode_raw_headers`). Every row of the contract: allow with the identity headers and the removal of those not
+sent, refusals with the HTTP door's status and headers, keys unavailable, the profile from a context extension,
+the message-size bound, graceful shutdown; then a bounded loop of calls beside the HTTP door for requests/s and
+p99 (printed, not asserted).
+
+Usage: scripts/check_grpc.py PATH/TO/idtoken     (built with `--traits GRPC`; exit status 0 when every check passed)
+"""
+import http.client
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from check_serve import FAILURES, PROJECT, Key, KeyServer, check, firebase_claims, free_port, request, wait_until  # noqa: E402
+
+REPO = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+
+
+def stubs(work):
+    """Python messages and the Authorization stub, generated from Protos/ (grpcio-tools' protoc)."""
+    from grpc_tools import protoc
+    out = os.path.join(work, "stubs")
+    os.makedirs(out)
+    protos = sorted(os.path.relpath(os.path.join(d, f), os.path.join(REPO, "Protos"))
+                    for d, _, files in os.walk(os.path.join(REPO, "Protos")) for f in files if f.endswith(".proto"))
+    include = os.path.join(os.path.dirname(protoc.__file__), "_proto")
+    status = protoc.main(["protoc", "-I" + os.path.join(REPO, "Protos"), "-I" + include, "--python_out=" + out,
+                          "--grpc_python_out=" + out] + protos)
+    if status != 0:
+        raise SystemExit("protoc failed on Protos/")
+    sys.path.insert(0, out)
+
+
+def main():
+    binary = os.path.abspath(sys.argv[1])
+    work = tempfile.mkdtemp(prefix="idtk-grpc-")
+    stubs(work)
+    import grpc
+    from envoy.service.auth.v3 import external_auth_pb2 as auth, external_auth_pb2_grpc as auth_grpc
+    from envoy.config.core.v3 import base_pb2
+
+    serve = None
+    try:
+        key = Key("grpc-key")
+        keys = KeyServer(free_port())
+        corp_keys = os.path.join(work, "corp.json")
+        with open(corp_keys, "w") as f:
+            json.dump({"keys": [key.jwk()]}, f)
+        config = os.path.join(work, "serve.json")
+        with open(config, "w") as f:
+            json.dump({"profiles": [
+                {"provider": "firebase", "projectId": PROJECT, "keys": "http://127.0.0.1:%d/keys.json" % keys.port,
+                 "allowedSignInProviders": ["apple.com", "password"]},
+                {"name": "corp", "provider": "oidc", "issuers": ["https://corp.example.test"], "audiences": ["corp-api"],
+                 "keys": corp_keys}],
+                "serve": {"keyRetryIntervalSeconds": 1, "cookies": {"firebase": "__session"}}}, f)
+        log = open(os.path.join(work, "serve.log"), "wb")
+        serve = subprocess.Popen([binary, "serve", "--config", config, "--listen", "127.0.0.1:0",
+                                  "--grpc-listen", "127.0.0.1:0", "--threads", "2"], stdout=subprocess.PIPE, stderr=log)
+        http_line = serve.stdout.readline().decode()
+        grpc_line = serve.stdout.readline().decode()
+        check(http_line.startswith("listening on ") and grpc_line.startswith("grpc listening on "),
+              "serve listens over HTTP and gRPC (%r, %r)" % (http_line.strip(), grpc_line.strip()))
+        http_port = int(http_line.strip().rsplit(":", 1)[1])
+        grpc_address = grpc_line.strip().rsplit(" ", 1)[1]
+        channel = grpc.insecure_channel(grpc_address)
+        stub = auth_grpc.AuthorizationStub(channel)
+
+        def check_request(headers=None, path="/app/orders", extensions=None, header_map=None):
+            """A CheckRequest as Envoy's ext_authz filter builds it for an HTTP request to `path`."""
+            r = auth.CheckRequest()
+            h = r.attributes.request.http
+            h.id, h.method, h.path, h.host, h.scheme, h.protocol, h.size = "17", "GET", path, "app.example.com", "https", "HTTP/1.1", 0
+            if header_map is not None:
+                for name, value in header_map:
+                    h.header_map.headers.add(key=name, raw_value=value.encode())
+            else:
+                for name, value in (headers or {}).items():
+                    h.headers[name] = value
+                h.headers[":authority"] = "app.example.com"
+                h.headers[":path"] = path
+                h.headers[":method"] = "GET"
+            for name, value in (extensions or {}).items():
+                r.attributes.context_extensions[name] = value
+            return r
+
+        def call(*args, **kwargs):
+            return stub.Check(check_request(*args, **kwargs), timeout=10)
+
+        def denied_headers(response):
+            return {o.header.key: o.header.value for o in response.denied_response.headers}
+
+        # Keys unavailable: UNAVAILABLE with a 503 denied_response and retry-after.
+        token = key.token(firebase_claims(email="user@example.com", email_verified=True))
+        response = call({"authorization": "Bearer " + token})
+        headers = denied_headers(response)
+        check(response.status.code == grpc.StatusCode.UNAVAILABLE.value[0] and response.denied_response.status.code == 503
+              and "retry-after" in headers and headers.get("x-auth-error") == "keys_unavailable"
+              and "www-authenticate" not in headers,
+              "keys unavailable: UNAVAILABLE, denied_response 503 with retry-after (%d, %s)" % (response.status.code, headers))
+
+        keys.keys = [key]
+        keys.start()
+        check(wait_until(lambda: request(http_port, path="/readyz")[0] == 200, 20), "the service fetched the keys")
+
+        # Allow: OK, the identity headers (overwriting), the others removed.
+        response = call({"authorization": "Bearer " + token, "x-auth-email": "forged@example.com"})
+        ok = {o.header.key: o.header.value for o in response.ok_response.headers}
+        actions = {o.append_action for o in response.ok_response.headers}
+        removed = set(response.ok_response.headers_to_remove)
+        check(response.status.code == 0 and response.HasField("ok_response") and ok.get("x-auth-subject") == "user-42"
+              and ok.get("x-auth-email") == "user@example.com" and ok.get("x-auth-provider") == "firebase"
+              and actions == {base_pb2.HeaderValueOption.OVERWRITE_IF_EXISTS_OR_ADD} and "x-auth-email" not in removed
+              and "authorization" not in removed and "cache-control" not in ok,
+              "a valid token: OK with the identity headers, overwriting (%s)" % sorted(ok))
+        unverified = key.token(firebase_claims(sub="user-43", email="victim@example.com", email_verified=False))
+        response = call({"authorization": "Bearer " + unverified, "x-auth-email": "victim@example.com"})
+        ok = {o.header.key: o.header.value for o in response.ok_response.headers}
+        check(response.status.code == 0 and "x-auth-email" not in ok and "x-auth-email" in response.ok_response.headers_to_remove,
+              "no verified email: x-auth-email in headers_to_remove, so a client's own never reaches the upstream")
+
+        # The same through header_map (Envoy's encode_raw_headers), and a session cookie instead of a bearer token.
+        response = call(header_map=[("authorization", "Bearer " + token), (":path", "/app")])
+        check(response.status.code == 0, "header_map (encode_raw_headers): OK (%d)" % response.status.code)
+        response = call({"cookie": "theme=dark; __session=" + token})
+        check(response.status.code == 0, "the token in the configured cookie: OK (%d)" % response.status.code)
+
+        # Refusals: the HTTP door's status and headers in denied_response.
+        now = int(time.time())
+        expired = key.token(firebase_claims(iat=now - 7200, auth_time=now - 7200, exp=now - 3600))
+        response = call({"authorization": "Bearer " + expired})
+        headers = denied_headers(response)
+        check(response.status.code == grpc.StatusCode.UNAUTHENTICATED.value[0] and response.denied_response.status.code == 401
+              and 'error="invalid_token"' in headers.get("www-authenticate", "") and headers.get("x-auth-error") == "expired"
+              and response.status.message == "expired",
+              "an expired token: UNAUTHENTICATED, 401 with the challenge and x-auth-error (%s)" % headers)
+        response = call({})
+        headers = denied_headers(response)
+        check(response.status.code == grpc.StatusCode.UNAUTHENTICATED.value[0] and response.denied_response.status.code == 401
+              and headers.get("www-authenticate", "").startswith("Bearer"),
+              "no token: UNAUTHENTICATED, 401 with a Bearer challenge")
+        refused = key.token(firebase_claims(firebase={"sign_in_provider": "phone"}))
+        response = call({"authorization": "Bearer " + refused})
+        headers = denied_headers(response)
+        check(response.status.code == grpc.StatusCode.PERMISSION_DENIED.value[0] and response.denied_response.status.code == 403
+              and 'error="insufficient_scope"' in headers.get("www-authenticate", ""),
+              "a refused sign-in provider: PERMISSION_DENIED, 403")
+
+        # The profile from a route's context extension (Envoy's per-route check_settings), then from the path.
+        response = call({"authorization": "Bearer " + token}, extensions={"idtoken-profile": "corp"})
+        check(response.status.code == grpc.StatusCode.UNAUTHENTICATED.value[0]
+              and denied_headers(response).get("x-auth-error") == "wrong_issuer",
+              "context extension idtoken-profile=corp: a Firebase token is judged by corp (wrong_issuer)")
+        response = call({"authorization": "Bearer " + token}, path="/corp/reports")
+        check(denied_headers(response).get("x-auth-error") == "wrong_issuer",
+              "the original path's first segment names the profile, as over HTTP")
+
+        # Bounded: a CheckRequest far larger than a request head is refused by the transport.
+        try:
+            call({"authorization": "Bearer " + token, "x-padding": "a" * (1 << 20)})
+            check(False, "an oversized CheckRequest is refused")
+        except grpc.RpcError as error:
+            check(error.code() == grpc.StatusCode.RESOURCE_EXHAUSTED, "an oversized CheckRequest: %s" % error.code())
+
+        # The same metrics as the HTTP door.
+        status, _, body = request(http_port, path="/metrics")
+        check(b'idtoken_requests_total{outcome="valid",code=""}' in body or b'outcome="valid"' in body,
+              "gRPC answers are counted in /metrics")
+
+        # A bounded loop beside the HTTP door: requests/s and p99 (informational).
+        def timed(label, one, calls=2000, threads=4):
+            latencies, lock = [], threading.Lock()
+
+            def worker():
+                mine = []
+                for _ in range(calls // threads):
+                    started = time.perf_counter()
+                    one()
+                    mine.append(time.perf_counter() - started)
+                with lock:
+                    latencies.extend(mine)
+            started = time.perf_counter()
+            workers = [threading.Thread(target=worker) for _ in range(threads)]
+            for w in workers:
+                w.start()
+            for w in workers:
+                w.join()
+            elapsed = time.perf_counter() - started
+            latencies.sort()
+            print("load %s: %d calls, %.0f/s, p50 %.2f ms, p99 %.2f ms" % (
+                label, len(latencies), len(latencies) / elapsed, latencies[len(latencies) // 2] * 1e3,
+                latencies[int(len(latencies) * 0.99)] * 1e3), flush=True)
+
+        prepared = check_request({"authorization": "Bearer " + token})
+        timed("grpc (one channel, 4 threads)", lambda: stub.Check(prepared, timeout=10))
+        local = threading.local()
+
+        def http_once():
+            if not hasattr(local, "connection"):
+                local.connection = http.client.HTTPConnection("127.0.0.1", http_port, timeout=10)
+            local.connection.request("GET", "/verify", headers={"Authorization": "Bearer " + token})
+            local.connection.getresponse().read()
+        timed("http (keep-alive, 4 threads)", http_once)
+        channel.close()
+
+        # Graceful shutdown: SIGTERM, exit status 0.
+        serve.send_signal(signal.SIGTERM)
+        check(serve.wait(timeout=30) == 0, "SIGTERM: both doors stop, exit status 0")
+        serve = None
+    finally:
+        if serve and serve.poll() is None:
+            serve.kill()
+        if FAILURES:
+            print("serve log:\n" + open(os.path.join(work, "serve.log"), errors="replace").read()[-3000:], file=sys.stderr)
+        shutil.rmtree(work, ignore_errors=True)
+    if FAILURES:
+        print("%d check(s) failed" % len(FAILURES), file=sys.stderr)
+        sys.exit(1)
+    print("all grpc checks passed")
+
+
+if __name__ == "__main__":
+    main()
