@@ -70,7 +70,7 @@ package struct ServeSettings: Sendable, Equatable {
     package var shutdownGraceSeconds = 10
     /// Where the gRPC door (Envoy's `ext_authz` over gRPC) listens, when it does: `serve.grpcListen` or
     /// `--grpc-listen`; it needs a build with the `GRPC` package trait.
-    package var grpcListen: (host: String, port: Int)?
+    package var grpcListen: ListenAddress?
     /// Whether the gRPC door's allow answers ask Envoy to remove the `authorization` header before the request goes
     /// upstream (`headers_to_remove`).
     package var grpcRemovesAuthorization = false
@@ -136,7 +136,7 @@ package struct ServeSettings: Sendable, Equatable {
             }
         }
         if let listen = try string("grpcListen") {
-            do throws(ConfigurationError) { settings.grpcListen = try parseListen(listen) } catch {
+            do throws(ConfigurationError) { settings.grpcListen = ListenAddress(try parseListen(listen)) } catch {
                 throw ConfigurationError("\"serve.grpcListen\": \(error.reason)")
             }
         }
@@ -207,5 +207,16 @@ package struct ServeSettings: Sendable, Equatable {
             throw ConfigurationError("give HOST:PORT with a port from 0 to 65535, e.g. 127.0.0.1:8080 (not \(text))")
         }
         return (String(host), port)
+    }
+}
+
+/// A `HOST:PORT` to listen on.
+package struct ListenAddress: Equatable, Sendable {
+    package var host: String
+    package var port: Int
+
+    package init(_ parsed: (host: String, port: Int)) {
+        host = parsed.host
+        port = parsed.port
     }
 }

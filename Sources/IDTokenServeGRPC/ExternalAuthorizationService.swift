@@ -81,7 +81,7 @@ package struct ExternalAuthorizationService: Envoy_Service_Auth_V3_Authorization
         // Header values reach Envoy as they would reach an HTTP client: only those IdentityHeaders.isSafe passes.
         let headers = answer.headers.filter { IdentityHeaders.isSafe($0.1) }.map { ($0.0.lowercased(), $0.1) }
         if answer.status == 200 {
-            status.code = Int32(RPCError.Code.ok.rawValue)
+            status.code = Int32(Status.Code.ok.rawValue)
             var ok = Envoy_Service_Auth_V3_OkHttpResponse()
             let identity = headers.filter { $0.0.hasPrefix("x-auth-") }
             ok.headers = identity.map { option($0.0, $0.1) }
@@ -90,7 +90,7 @@ package struct ExternalAuthorizationService: Envoy_Service_Auth_V3_Authorization
             if removesAuthorization { ok.headersToRemove.append("authorization") }
             response.okResponse = ok
         } else {
-            let code: RPCError.Code
+            let code: Status.Code
             switch answer.status {
             case 401: code = .unauthenticated
             case 403: code = .permissionDenied

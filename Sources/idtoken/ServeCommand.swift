@@ -58,7 +58,7 @@ struct ServeCommand: AsyncParsableCommand {
             settings = try ServeSettings.parse(configuration.serve, profileNames: configuration.profiles.map(\.name),
                                                baseDirectory: base.isEmpty ? "." : base)
             if let listen { (settings.host, settings.port) = try ServeSettings.parseListen(listen) }
-            if let grpcListen { settings.grpcListen = try ServeSettings.parseListen(grpcListen) }
+            if let grpcListen { settings.grpcListen = ListenAddress(try ServeSettings.parseListen(grpcListen)) }
             #if !GRPC
             if settings.grpcListen != nil {
                 throw ConfigurationError("this idtoken was built without the gRPC door (the GRPC package trait): --grpc-listen and serve.grpcListen need `swift build --traits GRPC`, as the released binary is built")
@@ -104,7 +104,8 @@ struct ServeCommand: AsyncParsableCommand {
         var grpcLine = ""
         #if GRPC
         var grpcDoor: GRPCDoor?
-        if let (host, port) = settings.grpcListen {
+        if let listen = settings.grpcListen {
+            let (host, port) = (listen.host, listen.port)
             do {
                 let door = try await GRPCDoor(service: service, host: host, port: port)
                 grpcDoor = door
