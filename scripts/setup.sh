@@ -86,3 +86,14 @@ idtk_spark_setup() {
         }
     fi
 }
+
+idtk_grpc_check_setup() {
+    # scripts/check_grpc.py calls the gRPC door from Python's grpcio, with stubs grpcio-tools generates from Protos/.
+    if ! python3 -c 'import grpc, grpc_tools' >/dev/null 2>&1; then
+        echo "==> installing the Python 'grpcio' and 'grpcio-tools' packages for the gRPC door's check" >&2
+        python3 -m pip install --quiet grpcio grpcio-tools >&2 || {
+            echo "error: could not install grpcio and grpcio-tools; run: python3 -m pip install grpcio grpcio-tools" >&2
+            exit 2
+        }
+    fi
+}

@@ -14,6 +14,7 @@ package final class GRPCDoor: Sendable {
     private let server: GRPCServer<HTTP2ServerTransport.Posix>
     private let transport: HTTP2ServerTransport.Posix
     private let running: Task<Void, any Error>
+    private let grace: Duration
 
     /// Starts listening; returns once the address is bound (or throws when it cannot be).
     package init(service: ServeService, host: String, port: Int) async throws {
@@ -26,8 +27,8 @@ package final class GRPCDoor: Sendable {
                 config.rpc.maxRequestPayloadSize = 2 * settings.maxHeaderBytes + 16 * 1024
                 config.http2.maxConcurrentStreams = 100
                 config.connection.maxIdleTime = .seconds(settings.idleTimeoutSeconds)
-                config.connection.maxGraceTime = .seconds(settings.shutdownGraceSeconds)
             })
+        grace = .seconds(settings.shutdownGraceSeconds)
         let server = GRPCServer(transport: transport, services: [ExternalAuthorizationService(service: service)])
         self.server = server
         running = Task { try await server.serve() }
@@ -49,9 +50,21 @@ package final class GRPCDoor: Sendable {
         }
     }
 
-    /// Stops accepting calls, lets those in flight finish (up to `serve.shutdownGraceSeconds`), then returns.
+    /// Stops accepting calls, lets those in flight finish for up to `serve.shutdownGraceSeconds`, then cancels what
+    /// is left and returns.
     package func shutdown() async {
         server.beginGracefulShutdown()
+        let running = self.running
+        let grace = self.grace
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { _ = try? await running.value }
+            group.addTask {
+                try? await Task.sleep(for: grace)
+                running.cancel()
+            }
+            await group.next()
+            group.cancelAll()
+        }
         _ = try? await running.value
     }
 }
