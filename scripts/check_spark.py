@@ -1,15 +1,19 @@
 #!/usr/bin/env python3
-"""Runs docs/audit.md's Spark recipe for real: PySpark (local mode, Java 17) sends the bundled sample log's lines,
-in several partitions, through `RDD.pipe("idtoken audit --pipe --config audit-config.json --at …")` and counts the
-verdicts by error code as the documented program does. Checks: one verdict line per input line in every
-partition, and the counts the sample's generator expects (expected-summary.json; pipe mode answers a blank line
-with `malformed`, so the blank lines count there too).
+"""Runs docs/audit.md's Spark recipe for real: PySpark (local mode, Java 17) sends logs, in several partitions,
+through `RDD.pipe("idtoken audit --pipe --config audit-config.json --at …")`. Checks:
+- the bundled sample: one verdict line per input line in every partition, and the documented program's counts by
+  error code equal to what the sample's generator expects (expected-summary.json; pipe mode answers a blank line
+  with `malformed`, so the blank lines count there too);
+- a generated log of 3,000 lines (Vectors/tools/audit_log.py): the partitions' verdict lines, in order, equal one
+  `idtoken audit --pipe` process's over the whole log, but for the line numbers, which count within a partition.
 
 Usage: scripts/check_spark.py PATH/TO/idtoken     (exit status 0 when every check passed)
 """
 import json
 import os
+import re
 import shutil
+import subprocess
 import sys
 import tempfile
 
@@ -68,6 +72,27 @@ def main():
             check(by_error == wanted, f"refusals by error code as the sample's generator counts them ({by_error})")
             valid = verdicts.filter(lambda v: v["valid"]).count()
             check(valid == expected["valid"], f"valid tokens: {valid} of {expected['valid']}")
+
+            # A generated log of a few thousand lines: Spark's verdicts equal one process's.
+            log = os.path.join(work, "generated.log")
+            subprocess.run([sys.executable, os.path.join(REPO, "Vectors", "tools", "audit_log.py"), "log", "--lines", "3000",
+                            "--out", log, "--jobs", "1"], check=True, capture_output=True)
+            spark_lines = sc.textFile(log, minPartitions=partitions).pipe(command, env=environment, checkCode=True).collect()
+            with open(log, "rb") as f:
+                one = subprocess.run(command.split(), stdin=f, capture_output=True, check=True,
+                                     env=dict(os.environ, **environment)).stdout.decode().splitlines()
+
+            def without_line(text):
+                verdict = json.loads(text)
+                verdict.pop("line", None)
+                if verdict.get("message"):    # a malformed record's message names its line
+                    verdict["message"] = re.sub(r"line \d+", "line N", verdict["message"])
+                return verdict
+            same = len(spark_lines) == len(one) == 3000 and all(
+                without_line(a) == without_line(b) for a, b in zip(spark_lines, one))
+            valid = sum(1 for line in one if json.loads(line)["valid"])
+            check(same, f"a generated log of 3,000 lines in {partitions} partitions: the verdict lines equal one process's "
+                        f"but for the line numbers ({len(spark_lines)} and {len(one)} lines, {valid} valid)")
         finally:
             spark.stop()
     finally:
