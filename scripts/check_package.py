@@ -198,7 +198,10 @@ def starts_with(label, prefix, binary, config, work):
     ok = line.startswith("listening on ")
     if ok:
         port = int(line.strip().rsplit(":", 1)[1])
-        ok = request(port, path="/healthz")[0] == 200
+        try:
+            ok = request(port, path="/healthz")[0] == 200
+        except OSError as error:    # answered nothing: the check fails, and the service is still stopped below
+            ok, line = False, f"{line.strip()}, then {error}\n"
     terminate(serve)
     try:
         serve.wait(timeout=30)
