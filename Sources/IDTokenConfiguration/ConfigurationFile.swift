@@ -21,11 +21,12 @@ import IDTokenKit
 ///
 /// Members of a profile map one to one onto ``Profile/Options`` (DESIGN §7), so a profile here is built, checked and
 /// refused exactly as the same options on `idtoken verify` or `idtoken audit` are: `provider` (required:
-/// `firebase`, `firebase-session`, `apple`, `facebook`, `oidc`), `projectId`, `tenant`, `allowedSignInProviders`
-/// (Firebase), `audiences` (Apple client IDs, Facebook App IDs — `appId` also works; an app's production and
-/// test App IDs may both be given —, OIDC audiences; a string or a list), `issuers` (OIDC; extra issuers for
-/// Facebook), `algorithms`, `jwksUrl`, `leeway` (seconds, 0–300) and `nonceMode` (`sha256Hex` or `exact`); and,
-/// and `name` (default: the provider; must be unique) and `keys` (a key file, a directory of key files, or a URL; a
+/// `firebase`, `firebase-session`, `apple`, `facebook`, `oidc`, `firebase-app-check`, `apple-notification`,
+/// `google`), `projectId`, `tenant`, `allowedSignInProviders` (Firebase), `projectNumber` and `appId` (Firebase
+/// App Check: the project number, the accepted app IDs), `hostedDomains` (Google Workspace domains), `audiences`
+/// (Apple client IDs, Facebook App IDs — `appId` also works; an app's production and test App IDs may both be
+/// given —, Google and OIDC client IDs; a string or a list), `issuers` (OIDC; extra issuers for Facebook),
+/// `algorithms`, `jwksUrl`, `leeway` (seconds, 0–300) and `nonceMode` (`sha256Hex` or `exact`); and `name` (default: the provider; must be unique) and `keys` (a key file, a directory of key files, or a URL; a
 /// string or a list; relative paths are relative to the configuration file; default: the profile's keys URL). Top
 /// level: `profiles` (required), `at` (the time of verification, and of audit records without one, read by
 /// ``UnixTime/parse(_:)``; `--at` wins), `leeway` (the default for every profile) and `serve` (settings of
@@ -144,8 +145,8 @@ package struct ConfigurationFile: Sendable {
     }
 
     /// The members of a profile that are ``Profile/Options``, and the file's own (`name`, `keys`).
-    static let profileMembers = ["provider", "name", "projectId", "tenant", "allowedSignInProviders", "audiences", "appId",
-                                 "issuers", "algorithms", "jwksUrl", "leeway", "nonceMode", "keys"]
+    static let profileMembers = ["provider", "name", "projectId", "projectNumber", "tenant", "allowedSignInProviders", "audiences",
+                                 "appId", "hostedDomains", "issuers", "algorithms", "jwksUrl", "leeway", "nonceMode", "keys"]
 
     /// The options a profile object holds, checked member by member; ``Profile/init(options:revocation:)`` checks
     /// how they fit together.
@@ -174,13 +175,20 @@ package struct ConfigurationFile: Sendable {
 
         var options = Profile.Options(provider: provider)
         options.projectID = try string("projectId")
+        options.projectNumber = try string("projectNumber")
+        options.hostedDomains = try strings("hostedDomains") ?? []
         options.tenant = try string("tenant")
         options.allowedSignInProviders = try strings("allowedSignInProviders") ?? []
         options.audiences = try strings("audiences") ?? []
         if let appIDs = try strings("appId") {
-            guard provider == .facebook else { throw ConfigurationError("\(what): \"appId\" names Facebook App IDs; use \"audiences\"") }
-            guard options.audiences.isEmpty else { throw ConfigurationError("\(what): give the App IDs as \"appId\" or \"audiences\", not both") }
-            options.audiences = appIDs
+            // Facebook's App IDs are its audiences; any other provider's "appId" is App Check's app IDs, which
+            // Profile(options:) refuses for the providers that have none, with the message every door gives.
+            if provider == .facebook {
+                guard options.audiences.isEmpty else { throw ConfigurationError("\(what): give the App IDs as \"appId\" or \"audiences\", not both") }
+                options.audiences = appIDs
+            } else {
+                options.appIDs = appIDs
+            }
         }
         options.issuers = try strings("issuers") ?? []
         options.algorithms = try strings("algorithms") ?? []

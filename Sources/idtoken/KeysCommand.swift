@@ -155,12 +155,15 @@ struct KeysCommand: AsyncParsableCommand {
         case Provider.firebaseSessionCookie.rawValue: Profile.firebaseSessionCookieCertificatesURL
         case Provider.apple.rawValue: Profile.appleJWKSURL
         case Provider.facebook.rawValue: Profile.facebookJWKSURL
+        case Provider.firebaseAppCheck.rawValue: Profile.appCheckJWKSURL
+        case Provider.appleNotification.rawValue: Profile.appleJWKSURL
+        case Provider.google.rawValue: Profile.googleJWKSURL
         default: nil
         }
         if let known { return known }
         fail(provider.lowercased() == Provider.oidc.rawValue
              ? "--provider oidc needs --url (the issuer's jwks_uri)"
-             : "unknown provider \(provider); use firebase, firebase-x509, firebase-session, apple, facebook or oidc")
+             : "unknown provider \(provider); use firebase, firebase-x509, firebase-session, apple, facebook, firebase-app-check, apple-notification, google or oidc")
         throw usageFailure
     }
 

@@ -5,7 +5,7 @@ import IDTokenKit
 /// ``Profile/Options``, and ``Profile/init(options:revocation:)`` checks them, so both commands (and an audit
 /// configuration file) accept and refuse the same options with the same messages.
 struct ProfileOptions: ParsableArguments {
-    @Option(help: "firebase, firebase-session, apple, facebook or oidc.")
+    @Option(help: "firebase, firebase-session, apple, facebook, oidc, firebase-app-check, apple-notification or google.")
     var provider: String?
 
     @Option(name: .customLong("project-id"), help: "Firebase project ID (firebase, firebase-session).")
@@ -35,6 +35,15 @@ struct ProfileOptions: ParsableArguments {
     @Option(help: "Firebase tenant ID the token must belong to.")
     var tenant: String?
 
+    @Option(name: .customLong("project-number"), help: "Firebase project number (firebase-app-check): the issuer and audience of its App Check tokens.")
+    var projectNumber: String?
+
+    @Option(name: .customLong("app-id"), help: "Accepted Firebase app ID, the App Check token's subject (firebase-app-check; default: any app of the project). Repeatable.")
+    var appID: [String] = []
+
+    @Option(name: .customLong("hosted-domain"), help: "Accepted Google Workspace domain, the token's hd (google; a token without hd is then refused). Repeatable.")
+    var hostedDomain: [String] = []
+
     @Option(name: .customLong("allow-sign-in-provider"), help: "Accepted Firebase sign-in provider (apple.com, github.com, …). Repeatable.")
     var allowSignInProvider: [String] = []
 
@@ -55,7 +64,8 @@ struct ProfileOptions: ParsableArguments {
     /// Whether any option that shapes a profile was given (an audit with `--config` takes none).
     var shapesProfile: Bool {
         provider != nil || projectID != nil || !audience.isEmpty || !issuer.isEmpty || jwksURL != nil || !algorithm.isEmpty
-            || leeway != nil || tenant != nil || !allowSignInProvider.isEmpty
+            || leeway != nil || tenant != nil || !allowSignInProvider.isEmpty || projectNumber != nil || !appID.isEmpty
+            || !hostedDomain.isEmpty
     }
 
     /// The options as ``Profile/Options``.
@@ -66,7 +76,8 @@ struct ProfileOptions: ParsableArguments {
         return Profile.Options(provider: try Profile.Options.provider(named: provider), projectID: projectID,
                                audiences: audience, issuers: issuer, algorithms: algorithm, jwksURL: jwksURL,
                                leeway: leeway, tenant: tenant, allowedSignInProviders: allowSignInProvider,
-                               nonceMode: nonceMode)
+                               nonceMode: nonceMode, projectNumber: projectNumber, appIDs: appID,
+                               hostedDomains: hostedDomain)
     }
 
     /// The profile the options describe.

@@ -130,7 +130,7 @@ struct VerifyCommand: AsyncParsableCommand {
                 ("alg", JSONText.quoted(verified.algorithm.rawValue)),
                 ("kid", JSONText.optional(verified.kid)),
                 ("claims", verified.claims.rawJSON),
-            ]))
+            ] + (verified.appleNotification.map { [("event", Self.json($0))] } ?? [])))
         } else {
             var line = "valid: \(verified.provider.tokenName), \(verified.algorithm.rawValue)"
             if let profile { line += ", profile \(profile)" }
@@ -139,8 +139,22 @@ struct VerifyCommand: AsyncParsableCommand {
             print("  iss: \(verified.issuer)")
             print("  sub: \(verified.subject)")
             print("  aud: \(verified.claims.audience.joined(separator: ", "))")
-            print("  exp: \(Int64(verified.expiresAt))")
+            if verified.claims.expiresAt != nil { print("  exp: \(Int64(verified.expiresAt))") }
+            if let event = verified.appleNotification {
+                print("  event: \(event.type.rawValue), sub \(event.subject), at \(UnixTime.iso8601(Double(event.eventTime) / 1000))"
+                      + (event.email.map { ", email \($0)" } ?? "") + (event.isPrivateEmail.map { ", private relay: \($0)" } ?? ""))
+            }
         }
+    }
+
+    /// A notification's event as `verify --json` prints it.
+    static func json(_ event: AppleNotification) -> String {
+        JSONText.object([
+            ("type", JSONText.quoted(event.type.rawValue)),
+            ("sub", JSONText.quoted(event.subject)),
+            ("eventTime", String(event.eventTime)),
+        ] + (event.email.map { [("email", JSONText.quoted($0))] } ?? [])
+          + (event.isPrivateEmail.map { [("isPrivateEmail", $0 ? "true" : "false")] } ?? []))
     }
 
     private func report(_ error: TokenError, profile: String?) {

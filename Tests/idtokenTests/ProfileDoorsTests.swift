@@ -24,7 +24,7 @@ import Testing
         var testDescription: String { id }
     }
 
-    static let cases: [Case] = ["firebase", "firebase-session", "apple", "facebook", "oidc"].flatMap { name -> [Case] in
+    static let cases: [Case] = ["firebase", "firebase-session", "apple", "facebook", "oidc", "firebase-app-check", "apple-notification", "google"].flatMap { name -> [Case] in
         let data = try! Data(contentsOf: vectors.appendingPathComponent("generated/\(name).json"))
         let doc = try! JSONTree.parse(Array(data))
         return (doc["cases"]?.array ?? []).compactMap { c -> Case? in
@@ -40,6 +40,9 @@ import Testing
             options.issuers = (profile["issuers"] ?? profile["extra_issuers"])?.array?.compactMap(\.string) ?? []
             options.algorithms = profile["algorithms"]?.array?.compactMap(\.string) ?? []
             options.leeway = profile["leeway"]?.int64.map { Int($0) }
+            options.projectNumber = profile["project_number"]?.string
+            options.appIDs = profile["app_ids"]?.array?.compactMap(\.string) ?? []
+            options.hostedDomains = profile["hosted_domains"]?.array?.compactMap(\.string) ?? []
             var nonce: (NonceMode, String)?
             if let n = c["nonce"], let mode = n["mode"]?.string, let value = n["value"]?.string {
                 nonce = (mode == "sha256hex" ? .sha256Hex : .exact, value)
@@ -56,6 +59,9 @@ import Testing
     static func arguments(_ options: Profile.Options, nonce: (mode: NonceMode, value: String)?) -> [String] {
         var args = ["--provider", options.provider.rawValue]
         if let projectID = options.projectID { args += ["--project-id", projectID] }
+        if let projectNumber = options.projectNumber { args += ["--project-number", projectNumber] }
+        for value in options.appIDs { args += ["--app-id", value] }
+        for value in options.hostedDomains { args += ["--hosted-domain", value] }
         if let tenant = options.tenant { args += ["--tenant", tenant] }
         for value in options.allowedSignInProviders { args += ["--allow-sign-in-provider", value] }
         for value in options.audiences { args += ["--audience", value] }
@@ -72,6 +78,9 @@ import Testing
         func list(_ values: [String]) -> String { "[" + values.map { "\"\($0)\"" }.joined(separator: ",") + "]" }
         var members = ["\"name\": \"p\"", "\"provider\": \"\(options.provider.rawValue)\"", "\"keys\": \"\(keys)\""]
         if let projectID = options.projectID { members.append("\"projectId\": \"\(projectID)\"") }
+        if let projectNumber = options.projectNumber { members.append("\"projectNumber\": \"\(projectNumber)\"") }
+        if !options.appIDs.isEmpty { members.append("\"appId\": \(list(options.appIDs))") }
+        if !options.hostedDomains.isEmpty { members.append("\"hostedDomains\": \(list(options.hostedDomains))") }
         if let tenant = options.tenant { members.append("\"tenant\": \"\(tenant)\"") }
         if !options.allowedSignInProviders.isEmpty { members.append("\"allowedSignInProviders\": \(list(options.allowedSignInProviders))") }
         if !options.audiences.isEmpty {
@@ -128,7 +137,16 @@ import Testing
         (.init(provider: .firebase, projectID: "p", issuers: ["https://i"]), "the firebase issuer is fixed"),
         (.init(provider: .apple, audiences: ["a"], tenant: "t"), "apply to Firebase tokens only"),
         (.init(provider: .apple, audiences: ["a"], allowedSignInProviders: ["apple.com"]), "apply to Firebase tokens only"),
-        (.init(provider: .oidc, projectID: "p", audiences: ["a"], issuers: ["https://i"]), "the project ID (--project-id, \"projectId\") applies to Firebase tokens only"),
+        (.init(provider: .oidc, projectID: "p", audiences: ["a"], issuers: ["https://i"]), "the project ID (--project-id, \"projectId\") applies to Firebase tokens and App Check tokens only"),
+        (.init(provider: .firebaseAppCheck), "a firebase-app-check profile needs the Firebase project number, digits only"),
+        (.init(provider: .firebaseAppCheck, projectNumber: "my-project"), "a firebase-app-check profile needs the Firebase project number, digits only"),
+        (.init(provider: .firebaseAppCheck, audiences: ["a"], projectNumber: "123"), "an App Check token's audience is its project"),
+        (.init(provider: .apple, audiences: ["a"], appIDs: ["1:2:ios:3"]), "apply to firebase-app-check only"),
+        (.init(provider: .firebase, projectID: "p", projectNumber: "123"), "apply to firebase-app-check only"),
+        (.init(provider: .oidc, audiences: ["a"], issuers: ["https://i"], hostedDomains: ["example.com"]), "apply to google only"),
+        (.init(provider: .google, audiences: ["a"], issuers: ["https://i"]), "the google issuer is fixed"),
+        (.init(provider: .google), "a google profile needs an audience (--audience, \"audiences\"): the client ID"),
+        (.init(provider: .appleNotification), "an apple-notification profile needs an audience (--audience, \"audiences\"): the bundle ID or Services ID"),
         (.init(provider: .apple), "an apple profile needs an audience (--audience, \"audiences\"): the bundle ID or Services ID"),
         (.init(provider: .oidc, issuers: ["https://i"]), "an oidc profile needs an audience"),
         (.init(provider: .facebook), "a facebook profile needs an audience (--audience, \"audiences\"): the Facebook App ID; several are accepted"),

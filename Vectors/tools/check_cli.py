@@ -24,9 +24,17 @@ def arguments(case):
             args += ["--tenant", p["tenant"]]
         for name in p.get("allowed_sign_in_providers") or []:
             args += ["--allow-sign-in-provider", name]
-    elif p["provider"] == "apple":
+    elif p["provider"] in ("apple", "apple-notification", "google"):
         for client in p["client_ids"]:
             args += ["--audience", client]
+        for domain in p.get("hosted_domains", []):
+            args += ["--hosted-domain", domain]
+    elif p["provider"] == "firebase-app-check":
+        args += ["--project-number", p["project_number"]]
+        if p.get("project_id"):
+            args += ["--project-id", p["project_id"]]
+        for app in p.get("app_ids", []):
+            args += ["--app-id", app]
     elif p["provider"] == "facebook":
         args += ["--audience", p["app_id"]]
         for issuer in p.get("extra_issuers", []):

@@ -225,6 +225,20 @@ def profile_rules(p):
         rules = dict(issuers=["https://www.facebook.com"] + p.get("extra_issuers", []), audiences=[p["app_id"]],
                      aud_array=False, algorithms={"RS256"}, require_kid=True, require_iat=True,
                      require_auth_time=False, sub_max=None)
+    elif provider == "firebase-app-check":
+        number = p["project_number"]
+        audiences = ["projects/" + number] + (["projects/" + p["project_id"]] if p.get("project_id") else [])
+        rules = dict(issuers=["https://firebaseappcheck.googleapis.com/" + number], audiences=audiences, aud_array=True,
+                     aud_array_required=True, algorithms={"RS256"}, require_kid=True, require_iat=True,
+                     require_auth_time=False, sub_max=None, typ="JWT")
+    elif provider == "apple-notification":
+        rules = dict(issuers=["https://appleid.apple.com"], audiences=p["client_ids"], aud_array=False,
+                     algorithms={"RS256"}, require_kid=True, require_iat=True, require_auth_time=False, sub_max=None,
+                     require_sub=False, lifetime_without_exp=24 * 3600)
+    elif provider == "google":
+        rules = dict(issuers=["https://accounts.google.com", "accounts.google.com"], audiences=p["client_ids"],
+                     aud_array=False, algorithms={"RS256"}, require_kid=True, require_iat=True, require_auth_time=False,
+                     sub_max=None)
     elif provider == "oidc":
         rules = dict(issuers=p["issuers"], audiences=p["audiences"], aud_array=True,
                      algorithms=set(p.get("algorithms", ["RS256", "ES256"])), require_kid=False,
@@ -253,6 +267,32 @@ def numeric_date(claims, name, required):
 
 def flexible_bool(value):
     return isinstance(value, bool) or value in ("true", "false")
+
+
+APPLE_EVENT_TYPES = ("email-disabled", "email-enabled", "consent-revoked", "account-delete")
+
+
+def check_apple_event(claims):
+    """A Sign in with Apple server notification's `events`: a string holding one JSON object of a known type."""
+    if "events" not in claims or not isinstance(claims["events"], str):
+        raise Reject("invalid_claim", "events")
+    try:
+        event = json.loads(claims["events"], object_pairs_hook=_no_duplicates)
+    except ValueError:
+        raise Reject("invalid_claim", "events")
+    if not isinstance(event, dict) or event.get("type") not in APPLE_EVENT_TYPES:
+        raise Reject("invalid_claim", "events")
+    if not isinstance(event.get("sub"), str) or event["sub"] == "":
+        raise Reject("invalid_claim", "events")
+    time = event.get("event_time")
+    if isinstance(time, bool) or not isinstance(time, int) or time < 0:
+        raise Reject("invalid_claim", "events")
+    if "email" in event and not isinstance(event["email"], str):
+        raise Reject("invalid_claim", "events")
+    if "is_private_email" in event and not flexible_bool(event["is_private_email"]):
+        raise Reject("invalid_claim", "events")
+    if event["type"] in APPLE_EVENT_TYPES[:2] and ("email" not in event or "is_private_email" not in event):
+        raise Reject("invalid_claim", "events")
 
 
 # ------------------------------------------------------------------ the verdict
@@ -321,11 +361,13 @@ def verdict(case):
         claims = strict_object(payload_bytes)
         if claims is None:
             raise Reject("malformed")
+        if "typ" in rules and header.get("typ") != rules["typ"]:
+            raise Reject("unsupported_header", "typ")
         if "aud" not in claims:
             raise Reject("invalid_claim", "aud")
         aud = claims["aud"]
         if isinstance(aud, str):
-            if aud not in rules["audiences"]:
+            if rules.get("aud_array_required") or aud not in rules["audiences"]:
                 raise Reject("wrong_audience", "aud")
         elif isinstance(aud, list):
             if not rules["aud_array"]:
@@ -341,8 +383,9 @@ def verdict(case):
             raise Reject("invalid_claim", "iss")
         if iss not in rules["issuers"]:
             raise Reject("wrong_issuer", "iss")
-        exp = numeric_date(claims, "exp", True)
-        if now >= exp + leeway:
+        lifetime = rules.get("lifetime_without_exp")
+        exp = numeric_date(claims, "exp", lifetime is None)
+        if exp is not None and now >= exp + leeway:
             raise Reject("expired", "exp")
         nbf = numeric_date(claims, "nbf", False)
         if nbf is not None and now < nbf - leeway:
@@ -353,11 +396,14 @@ def verdict(case):
         auth_time = numeric_date(claims, "auth_time", rules["require_auth_time"])
         if auth_time is not None and auth_time > now + leeway:
             raise Reject("issued_in_future", "auth_time")
+        if exp is None and now >= iat + lifetime + leeway:
+            raise Reject("expired", "iat")
         sub = claims.get("sub")
-        if not isinstance(sub, str) or sub == "":
-            raise Reject("invalid_claim", "sub")
-        if rules["sub_max"] is not None and len(sub) > rules["sub_max"]:
-            raise Reject("invalid_claim", "sub")
+        if rules.get("require_sub", True):
+            if not isinstance(sub, str) or sub == "":
+                raise Reject("invalid_claim", "sub")
+            if rules["sub_max"] is not None and len(sub) > rules["sub_max"]:
+                raise Reject("invalid_claim", "sub")
         provider = rules["provider"]
         if provider in ("firebase", "firebase-session"):
             fb = claims.get("firebase")
@@ -392,6 +438,28 @@ def verdict(case):
             jti = claims.get("jti")
             if not isinstance(jti, str) or jti == "":
                 raise Reject("invalid_claim", "jti")
+        elif provider == "firebase-app-check":
+            if profile.get("app_ids") and sub not in profile["app_ids"]:
+                raise Reject("invalid_claim", "sub")
+        elif provider == "apple-notification":
+            jti = claims.get("jti")
+            if not isinstance(jti, str) or jti == "":
+                raise Reject("invalid_claim", "jti")
+            check_apple_event(claims)
+        elif provider == "google":
+            if "email_verified" in claims and not flexible_bool(claims["email_verified"]):
+                raise Reject("invalid_claim", "email_verified")
+            for name in ("email", "hd"):
+                if name in claims and not isinstance(claims[name], str):
+                    raise Reject("invalid_claim", name)
+            if "azp" in claims:
+                if not isinstance(claims["azp"], str):
+                    raise Reject("invalid_claim", "azp")
+                if claims["azp"] not in rules["audiences"]:
+                    raise Reject("wrong_audience", "azp")
+            domains = profile.get("hosted_domains")
+            if domains and claims.get("hd") not in domains:
+                raise Reject("invalid_claim", "hd")
         # 6. nonce, then replay
         expected = case.get("nonce")
         if expected is not None:

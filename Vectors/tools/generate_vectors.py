@@ -198,9 +198,11 @@ def keys_unavailable_marker():
     return None  # serialised as "keys": null
 
 
-def add_common_cases(suite, claims, time_claims=("exp", "nbf", "iat"), nonce_claim_ok=True):
+def add_common_cases(suite, claims, time_claims=("exp", "nbf", "iat"), nonce_claim_ok=True, subject=True, exp_required=True):
     """Cases every provider shares: shape, header, key, signature, time boundaries, iss/aud, NumericDate types,
-    nonce, replay and keys. `claims` is a valid claim set (a dict) for suite.base_time."""
+    nonce, replay and keys. `claims` is a valid claim set (a dict) for suite.base_time. `subject`: the profile
+    requires `sub` (Apple's notifications carry theirs inside `events`); `exp_required`: a token without `exp` is
+    refused (a notification without one is not)."""
     T = suite.base_time
     good = suite.token(claims)
     h64, p64, s64 = good.split(".")
@@ -261,8 +263,9 @@ def add_common_cases(suite, claims, time_claims=("exp", "nbf", "iat"), nonce_cla
     dup_header = '{"alg":"%s","kid":"%s","alg":"%s"}' % (alg, suite.header.get("kid", ""), alg)
     suite.add("malformed-header-duplicate", "a duplicate member in the header",
               suite.token(None, raw_header=dup_header, raw_payload=dumps(claims), alg=alg), "malformed")
-    dup_payload = dumps(claims)[:-1] + ',"sub":"someone-else"}'
-    suite.add("malformed-payload-duplicate", "a duplicate \"sub\" in a correctly signed payload",
+    duplicated = "sub" if "sub" in claims else "jti"
+    dup_payload = dumps(claims)[:-1] + ',"%s":"someone-else"}' % duplicated
+    suite.add("malformed-payload-duplicate", "a duplicate \"%s\" in a correctly signed payload" % duplicated,
               suite.token(None, raw_header=dumps(suite.header), raw_payload=dup_payload, alg=suite.header["alg"]), "malformed")
     bad_utf8 = dumps(dict(claims, name="X")).encode("utf-8").replace(b'"name":"X"', b'"name":"\xc3\x28"')
     suite.add("malformed-payload-utf8", "invalid UTF-8 in a correctly signed payload",
@@ -345,7 +348,8 @@ def add_common_cases(suite, claims, time_claims=("exp", "nbf", "iat"), nonce_cla
     suite.add("exp-string", "\"exp\" as a string of digits", suite.token(dict(claims, exp=str(claims["exp"]))), "invalid_claim", claim="exp")
     suite.add("exp-bool", "\"exp\" as a boolean", suite.token(dict(claims, exp=True)), "invalid_claim", claim="exp")
     suite.add("exp-null", "\"exp\" is null", suite.token(dict(claims, exp=None)), "invalid_claim", claim="exp")
-    suite.add("exp-missing", "no \"exp\"", suite.token({k: v for k, v in claims.items() if k != "exp"}), "invalid_claim", claim="exp")
+    if exp_required:
+        suite.add("exp-missing", "no \"exp\"", suite.token({k: v for k, v in claims.items() if k != "exp"}), "invalid_claim", claim="exp")
     suite.add("exp-negative", "a negative \"exp\"", suite.token(dict(claims, exp=-1)), "invalid_claim", claim="exp")
     suite.add("exp-year-10000", "\"exp\" after the year 9999", suite.token(dict(claims, exp=253402300800)), "invalid_claim", claim="exp")
     suite.add("nbf-string", "\"nbf\" as a string", suite.token(dict(claims, nbf=str(T))), "invalid_claim", claim="nbf")
@@ -354,9 +358,10 @@ def add_common_cases(suite, claims, time_claims=("exp", "nbf", "iat"), nonce_cla
               "issued_in_future", claim="iat")
 
     # --- subject
-    suite.add("sub-missing", "no \"sub\"", suite.token({k: v for k, v in claims.items() if k != "sub"}), "invalid_claim", claim="sub")
-    suite.add("sub-empty", "an empty \"sub\"", suite.token(dict(claims, sub="")), "invalid_claim", claim="sub")
-    suite.add("sub-number", "\"sub\" is a number", suite.token(dict(claims, sub=1234)), "invalid_claim", claim="sub")
+    if subject:
+        suite.add("sub-missing", "no \"sub\"", suite.token({k: v for k, v in claims.items() if k != "sub"}), "invalid_claim", claim="sub")
+        suite.add("sub-empty", "an empty \"sub\"", suite.token(dict(claims, sub="")), "invalid_claim", claim="sub")
+        suite.add("sub-number", "\"sub\" is a number", suite.token(dict(claims, sub=1234)), "invalid_claim", claim="sub")
 
     # --- unknown claims never fail a token
     extra = dict(claims, x_unknown_object={"a": [1, 2.5, None, True]}, x_unknown_null=None, x_unknown_string="\u00e9\u00e8",
@@ -615,6 +620,152 @@ def oidc_suite():
     return suite
 
 
+def app_check_suite():
+    T = 1767657600  # 2026-01-06
+    number = "123456789012"
+    project = "idtk-demo"
+    app_id = "1:" + number + ":ios:" + rand_hex(22)
+    kid = "appcheck-" + rand_alnum(6)
+    claims = {"sub": app_id, "aud": ["projects/" + number, "projects/" + project], "provider": "device_check",
+              "iss": "https://firebaseappcheck.googleapis.com/" + number, "exp": T + 3600, "iat": T,
+              "jti": rand_alnum(43)}
+    profile = {"provider": "firebase-app-check", "project_number": number}
+    suite = Suite("firebase-app-check", "firebase-app-check", profile, "generated/keysets/appcheck_jwks.json",
+                  {"kid": kid, "typ": "JWT", "alg": "RS256"}, "rsa_a", T)
+    add_common_cases(suite, claims)
+    suite.add("aud-number-only", "the audience array names the project number only", suite.token(dict(claims, aud=["projects/" + number])))
+    suite.add("aud-project-id-configured", "the audience array names the project ID only, which the profile also knows",
+              suite.token(dict(claims, aud=["projects/" + project])), profile=dict(profile, project_id=project))
+    suite.add("aud-project-id-unconfigured", "the audience array names the project ID only, which the profile does not know",
+              suite.token(dict(claims, aud=["projects/" + project])), "wrong_audience", claim="aud")
+    suite.add("aud-string", "\"aud\" as a string: App Check always sends an array",
+              suite.token(dict(claims, aud="projects/" + number)), "wrong_audience", claim="aud")
+    suite.add("aud-other-project", "the audience array of another project",
+              suite.token(dict(claims, aud=["projects/987654321098", "projects/someone-else"])), "wrong_audience", claim="aud")
+    suite.add("aud-bare-number", "the project number without \"projects/\"", suite.token(dict(claims, aud=[number])),
+              "wrong_audience", claim="aud")
+    suite.add("iss-other-project", "the App Check issuer of another project (its audience names ours): accepted by SDKs that check only the issuer's prefix",
+              suite.token(dict(claims, iss="https://firebaseappcheck.googleapis.com/987654321098")), "wrong_issuer", claim="iss")
+    suite.add("iss-prefix-only", "the App Check service's address without a project number",
+              suite.token(dict(claims, iss="https://firebaseappcheck.googleapis.com/")), "wrong_issuer", claim="iss")
+    suite.add("typ-missing", "no \"typ\" in the header", suite.token(claims, header={"kid": kid, "alg": "RS256"}),
+              "unsupported_header", claim="typ")
+    suite.add("typ-other", "\"typ\": \"at+jwt\"", suite.token(claims, header={"kid": kid, "typ": "at+jwt", "alg": "RS256"}),
+              "unsupported_header", claim="typ")
+    suite.add("typ-lowercase", "\"typ\": \"jwt\" in lower case", suite.token(claims, header={"kid": kid, "typ": "jwt", "alg": "RS256"}),
+              "unsupported_header", claim="typ")
+    apps = dict(profile, app_ids=[app_id, "1:" + number + ":android:" + rand_hex(22)])
+    suite.add("app-id-allowed", "the app is one of the accepted app IDs", suite.token(claims), profile=apps)
+    suite.add("app-id-refused", "an app of the project that is not among the accepted app IDs",
+              suite.token(dict(claims, sub="1:" + number + ":web:" + rand_hex(22))), "invalid_claim", profile=apps, claim="sub")
+    suite.add("iat-missing", "no \"iat\"", suite.token({k: v for k, v in claims.items() if k != "iat"}), "invalid_claim", claim="iat")
+    firebase_id_token = {"iss": "https://securetoken.google.com/" + project, "aud": project, "sub": rand_alnum(28),
+                         "iat": T, "exp": T + 3600, "auth_time": T - 60}
+    suite.add("firebase-id-token", "a Firebase ID token where the App Check token belongs", suite.token(firebase_id_token),
+              "wrong_audience", claim="aud")
+    return suite
+
+
+def apple_notification_suite():
+    T = 1767744000  # 2026-01-07
+    client = "com.example.idtk.ios"
+    sub = "001542." + rand_hex(32) + ".1604"
+    email = rand_alnum(10).lower() + "@privaterelay.appleid.com"
+
+    def events(kind, **extra):
+        event = {"type": kind, "sub": sub, "event_time": T * 1000 - 1234}
+        if kind in ("email-disabled", "email-enabled"):
+            event.update(email=email, is_private_email="true")
+        event.update(extra)
+        return json.dumps(event, separators=(",", ":"))
+
+    claims = {"iss": "https://appleid.apple.com", "aud": client, "iat": T, "exp": T + 3600, "jti": rand_alnum(22),
+              "events": events("email-disabled")}
+    profile = {"provider": "apple-notification", "client_ids": [client]}
+    suite = Suite("apple-notification", "apple-notification", profile, "generated/keysets/apple_jwks.json",
+                  {"kid": "IDTKa1", "alg": "RS256"}, "rsa_a", T)
+    add_common_cases(suite, claims, subject=False, exp_required=False)
+    for kind in ("email-enabled", "consent-revoked", "account-delete"):
+        suite.add("event-" + kind, "a " + kind + " notification", suite.token(dict(claims, events=events(kind))))
+    no_exp = {k: v for k, v in claims.items() if k != "exp"}
+    no_exp_token = suite.token(no_exp)
+    suite.add("no-exp", "no \"exp\", as Apple documents the notification", no_exp_token)
+    suite.add("no-exp-last-second", "no \"exp\": one second before iat + 24 h + leeway", no_exp_token, at=T + 86400 + LEEWAY - 1)
+    suite.add("no-exp-too-old", "no \"exp\": at iat + 24 h + leeway the notification is too old", no_exp_token, "expired",
+              at=T + 86400 + LEEWAY, claim="iat")
+    suite.add("event-private-email-bool", "is_private_email as a JSON boolean",
+              suite.token(dict(claims, events=events("email-enabled", is_private_email=False))))
+    suite.add("event-type-unknown", "an event type Apple does not document", suite.token(dict(claims, events=events("email-changed"))),
+              "invalid_claim", claim="events")
+    suite.add("event-type-missing", "an event without \"type\"",
+              suite.token(dict(claims, events=json.dumps({"sub": sub, "event_time": T * 1000}))), "invalid_claim", claim="events")
+    suite.add("events-object", "\"events\" as a JSON object rather than a string holding one",
+              suite.token(dict(claims, events=json.loads(events("consent-revoked")))), "invalid_claim", claim="events")
+    suite.add("events-missing", "no \"events\": an identity token, not a notification",
+              suite.token({k: v for k, v in claims.items() if k != "events"}), "invalid_claim", claim="events")
+    suite.add("events-not-json", "\"events\" is a string that is not JSON", suite.token(dict(claims, events="type=email-disabled")),
+              "invalid_claim", claim="events")
+    suite.add("events-array", "\"events\" holds a JSON array", suite.token(dict(claims, events="[" + events("account-delete") + "]")),
+              "invalid_claim", claim="events")
+    suite.add("event-sub-missing", "an event without \"sub\"",
+              suite.token(dict(claims, events=json.dumps({"type": "account-delete", "event_time": T * 1000}))), "invalid_claim", claim="events")
+    suite.add("event-sub-empty", "an event whose \"sub\" is empty",
+              suite.token(dict(claims, events=events("consent-revoked", sub=""))), "invalid_claim", claim="events")
+    suite.add("event-time-string", "\"event_time\" as a string", suite.token(dict(claims, events=events("account-delete", event_time=str(T * 1000)))),
+              "invalid_claim", claim="events")
+    suite.add("event-email-missing", "an email event without \"email\"",
+              suite.token(dict(claims, events=json.dumps({"type": "email-enabled", "sub": sub, "event_time": T * 1000, "is_private_email": True}))),
+              "invalid_claim", claim="events")
+    suite.add("event-private-email-yes", "is_private_email \"yes\"",
+              suite.token(dict(claims, events=events("email-disabled", is_private_email="yes"))), "invalid_claim", claim="events")
+    suite.add("events-duplicate-type", "the event object names \"type\" twice",
+              suite.token(dict(claims, events='{"type":"account-delete","sub":"%s","event_time":%d,"type":"email-enabled"}' % (sub, T * 1000))),
+              "invalid_claim", claim="events")
+    suite.add("jti-missing", "no \"jti\"", suite.token({k: v for k, v in claims.items() if k != "jti"}), "invalid_claim", claim="jti")
+    suite.add("iat-missing", "no \"iat\"", suite.token({k: v for k, v in claims.items() if k != "iat"}), "invalid_claim", claim="iat")
+    suite.add("aud-array", "\"aud\" as an array", suite.token(dict(claims, aud=[client])), "wrong_audience", claim="aud")
+    return suite
+
+
+def google_suite():
+    T = 1767830400  # 2026-01-08
+    web = rand_digits(12) + "-" + rand_alnum(32).lower() + ".apps.googleusercontent.com"
+    android = rand_digits(12) + "-" + rand_alnum(32).lower() + ".apps.googleusercontent.com"
+    kid = rand_hex(40)
+    claims = {"iss": "https://accounts.google.com", "azp": android, "aud": web, "sub": rand_digits(21), "hd": "example.com",
+              "email": "kim@example.com", "email_verified": True, "at_hash": rand_alnum(22), "name": "Kim Lee",
+              "picture": "https://lh3.googleusercontent.com/a/" + rand_alnum(40) + "=s96-c", "given_name": "Kim",
+              "family_name": "Lee", "iat": T, "exp": T + 3600}
+    profile = {"provider": "google", "client_ids": [web, android]}
+    suite = Suite("google", "google", profile, "generated/keysets/google_jwks.json", {"alg": "RS256", "kid": kid, "typ": "JWT"}, "rsa_a", T)
+    add_common_cases(suite, claims)
+    suite.add("iss-short-form", "the issuer written without the scheme, as Google also does",
+              suite.token(dict(claims, iss="accounts.google.com")))
+    for label, issuer in (("http", "http://accounts.google.com"), ("lookalike-host", "https://accounts.google.com.example.org"),
+                          ("subdomain", "https://www.accounts.google.com"), ("case", "https://Accounts.Google.com")):
+        suite.add("iss-" + label, "a look-alike of Google's issuer: " + issuer, suite.token(dict(claims, iss=issuer)), "wrong_issuer", claim="iss")
+    suite.add("azp-absent", "no \"azp\" (a web sign-in)", suite.token({k: v for k, v in claims.items() if k != "azp"}))
+    suite.add("azp-other", "\"azp\" names a client the profile does not know", suite.token(dict(claims, azp="someone-else.apps.googleusercontent.com")),
+              "wrong_audience", claim="azp")
+    suite.add("azp-number", "\"azp\" is a number", suite.token(dict(claims, azp=5)), "invalid_claim", claim="azp")
+    domains = dict(profile, hosted_domains=["example.com", "example.org"])
+    suite.add("hd-accepted", "the Workspace domain is one of the accepted ones", suite.token(claims), profile=domains)
+    suite.add("hd-other", "another Workspace domain", suite.token(dict(claims, hd="example.net")), "invalid_claim", profile=domains, claim="hd")
+    suite.add("hd-missing", "a consumer account (no \"hd\") where a Workspace domain is required",
+              suite.token({k: v for k, v in claims.items() if k != "hd"}), "invalid_claim", profile=domains, claim="hd")
+    suite.add("hd-ignored", "no domain required: a consumer account passes", suite.token({k: v for k, v in claims.items() if k != "hd"}))
+    suite.add("hd-number", "\"hd\" is a number", suite.token(dict(claims, hd=7)), "invalid_claim", claim="hd")
+    suite.add("email-verified-string", "email_verified as the string \"true\" (older tokens)", suite.token(dict(claims, email_verified="true")))
+    suite.add("email-verified-yes", "email_verified \"yes\"", suite.token(dict(claims, email_verified="yes")), "invalid_claim", claim="email_verified")
+    suite.add("email-number", "email 5", suite.token(dict(claims, email=5)), "invalid_claim", claim="email")
+    suite.add("iat-missing", "no \"iat\"", suite.token({k: v for k, v in claims.items() if k != "iat"}), "invalid_claim", claim="iat")
+    suite.add("aud-array", "\"aud\" as an array", suite.token(dict(claims, aud=[web])), "wrong_audience", claim="aud")
+    suite.add("firebase-id-token", "a Firebase ID token sent where a Google ID token is expected",
+              suite.token({"iss": "https://securetoken.google.com/idtk-demo", "aud": "idtk-demo", "sub": rand_alnum(28), "iat": T,
+                           "exp": T + 3600, "auth_time": T - 60}), "wrong_audience", claim="aud")
+    return suite
+
+
 # ---------------------------------------------------------------- output
 
 def write_json(path, obj):
@@ -641,7 +792,15 @@ def main():
     for name, content in keysets.items():
         write_json(os.path.join(KEYSETS_DIR, name), content)
 
-    suites = [firebase_suite(), firebase_suite(session=True), apple_suite(), facebook_suite(), oidc_suite()]
+    suites = [firebase_suite(), firebase_suite(session=True), apple_suite(), facebook_suite(), oidc_suite(),
+              app_check_suite(), apple_notification_suite(), google_suite()]
+    # Key sets of the later suites: their kids are drawn from the seeded generator as the suites are built.
+    keysets = {
+        "appcheck_jwks.json": {"keys": [jwk("rsa_b", "appcheck-other"), jwk("rsa_a", suites[5].header["kid"])]},
+        "google_jwks.json": {"keys": [jwk("rsa_a", suites[7].header["kid"]), jwk("rsa_b", "0" * 40)]},
+    }
+    for name, content in keysets.items():
+        write_json(os.path.join(KEYSETS_DIR, name), content)
     # The certificate-map form of the Firebase keys: the same tokens must verify with it.
     fb = suites[0]
     for case in list(fb.cases):

@@ -17,6 +17,9 @@ public struct Profile: Sendable {
     public var audience: AudienceRule
     /// Whether the header must name its key with `kid` (true for Firebase, Apple and Facebook).
     public var requiresKeyID: Bool
+    /// The header's `typ`, when the profile requires one (`JWT` for Firebase App Check); a token with another or
+    /// none is refused as ``TokenError/Code/unsupportedHeader``.
+    public var requiredType: String?
     /// Which time claims are required; the checks themselves are DESIGN §2's, with ``leeway``.
     public var time: TimeRules
     /// Further checks, in order, after issuer, audience, time and subject.
@@ -40,12 +43,13 @@ public struct Profile: Sendable {
     public init(provider: Provider, issuers: [String], algorithms: Set<JWSAlgorithm>, audience: AudienceRule,
                 requiresKeyID: Bool, time: TimeRules, rules: [any ClaimRule], nonceMode: NonceMode?,
                 keysURL: String?, leeway: Leeway = .default, limits: JWSLimits = .default,
-                audienceHint: String = "", issuerHint: String = "") {
+                audienceHint: String = "", issuerHint: String = "", requiredType: String? = nil) {
         self.provider = provider
         self.issuer = IssuerRule(issuers)
         self.algorithms = algorithms
         self.audience = audience
         self.requiresKeyID = requiresKeyID
+        self.requiredType = requiredType
         self.time = time
         self.rules = rules
         self.nonceMode = nonceMode
@@ -77,6 +81,7 @@ public struct Profile: Sendable {
         guard !audience.accepted.isEmpty, audience.accepted.allSatisfy({ !$0.isEmpty }) else {
             throw ConfigurationError(provider == .firebase || provider == .firebaseSessionCookie
                                      ? "a Firebase profile needs the project ID"
+                                     : provider == .firebaseAppCheck ? "a firebase-app-check profile needs the project number"
                                      : "a \(provider.rawValue) profile needs at least one audience (client ID or app ID), and none may be empty")
         }
         guard !algorithms.isEmpty else { throw ConfigurationError("a profile needs at least one algorithm") }

@@ -29,12 +29,19 @@ extension Profile {
         public var nonceMode: NonceMode?
         /// Size and nesting limits for tokens.
         public var limits: JWSLimits
+        /// The Firebase project number (Firebase App Check only): it fixes issuer and audience.
+        public var projectNumber: String?
+        /// Accepted App Check app IDs (`sub`); empty: any app of the project. Firebase App Check only.
+        public var appIDs: [String]
+        /// Accepted Google Workspace domains (`hd`); empty: any account. Google only.
+        public var hostedDomains: [String]
 
         /// Options for `provider`; every other member is optional, and ``Profile/init(options:revocation:)`` says
         /// which ones the provider needs.
         public init(provider: Provider, projectID: String? = nil, audiences: [String] = [], issuers: [String] = [],
                     algorithms: [String] = [], jwksURL: String? = nil, leeway: Int? = nil, tenant: String? = nil,
-                    allowedSignInProviders: [String] = [], nonceMode: NonceMode? = nil, limits: JWSLimits = .default) {
+                    allowedSignInProviders: [String] = [], nonceMode: NonceMode? = nil, limits: JWSLimits = .default,
+                    projectNumber: String? = nil, appIDs: [String] = [], hostedDomains: [String] = []) {
             self.provider = provider
             self.projectID = projectID
             self.audiences = audiences
@@ -46,12 +53,16 @@ extension Profile {
             self.allowedSignInProviders = allowedSignInProviders
             self.nonceMode = nonceMode
             self.limits = limits
+            self.projectNumber = projectNumber
+            self.appIDs = appIDs
+            self.hostedDomains = hostedDomains
         }
 
         /// The provider names, for messages.
         public static let providerNames = Provider.allCases.map(\.rawValue).joined(separator: ", ")
 
-        /// Reads a provider name (`firebase`, `firebase-session`, `apple`, `facebook`, `oidc`).
+        /// Reads a provider name (`firebase`, `firebase-session`, `apple`, `facebook`, `oidc`, `firebase-app-check`,
+        /// `apple-notification`, `google`).
         public static func provider(named name: String) throws(ConfigurationError) -> Provider {
             guard let provider = Provider(rawValue: name) else {
                 throw ConfigurationError("unknown provider \"\(name)\" (\(providerNames))")
@@ -84,6 +95,7 @@ extension Profile {
         let provider = options.provider
         let name = provider.rawValue
         let firebase = provider == .firebase || provider == .firebaseSessionCookie
+        let appCheck = provider == .firebaseAppCheck
         if firebase {
             guard let projectID = options.projectID, !projectID.isEmpty else {
                 throw ConfigurationError("a \(name) profile needs the Firebase project ID (--project-id, \"projectId\")")
@@ -91,21 +103,39 @@ extension Profile {
             guard options.audiences.isEmpty else {
                 throw ConfigurationError("a Firebase token's audience is its project: give the project ID (--project-id, \"projectId\"), not an audience")
             }
+        } else if appCheck {
+            guard let number = options.projectNumber, !number.isEmpty, number.utf8.allSatisfy({ (48...57).contains($0) }) else {
+                throw ConfigurationError("a firebase-app-check profile needs the Firebase project number, digits only (--project-number, \"projectNumber\"; the Firebase console's project settings show it)")
+            }
+            guard options.audiences.isEmpty else {
+                throw ConfigurationError("an App Check token's audience is its project: give the project number (--project-number, \"projectNumber\"), not an audience")
+            }
+            if let projectID = options.projectID, projectID.isEmpty {
+                throw ConfigurationError("the project ID (--project-id, \"projectId\") must not be empty")
+            }
         } else {
+            guard options.projectID == nil else {
+                throw ConfigurationError("the project ID (--project-id, \"projectId\") applies to Firebase tokens and App Check tokens only")
+            }
+            guard !options.audiences.isEmpty else {
+                let what = provider == .apple || provider == .appleNotification ? "the bundle ID or Services ID"
+                    : provider == .facebook ? "the Facebook App ID; several are accepted, e.g. a production and a test App ID"
+                    : "the client ID"
+                throw ConfigurationError("\(provider == .facebook || provider == .google ? "a" : "an") \(name) profile needs an audience (--audience, \"audiences\"): \(what)")
+            }
+        }
+        if !firebase {
             guard options.tenant == nil, options.allowedSignInProviders.isEmpty else {
                 throw ConfigurationError("the tenant and the allowed sign-in providers (--tenant, --allow-sign-in-provider, \"tenant\", \"allowedSignInProviders\") apply to Firebase tokens only")
             }
-            guard options.projectID == nil else {
-                throw ConfigurationError("the project ID (--project-id, \"projectId\") applies to Firebase tokens only")
-            }
-            guard !options.audiences.isEmpty else {
-                let what = provider == .apple ? "the bundle ID or Services ID"
-                    : provider == .facebook ? "the Facebook App ID; several are accepted, e.g. a production and a test App ID"
-                    : "the client ID"
-                throw ConfigurationError("\(provider == .facebook ? "a" : "an") \(name) profile needs an audience (--audience, \"audiences\"): \(what)")
-            }
         }
-        if (firebase || provider == .apple) && !options.issuers.isEmpty {
+        if !appCheck && (options.projectNumber != nil || !options.appIDs.isEmpty) {
+            throw ConfigurationError("the project number and app IDs (--project-number, --app-id, \"projectNumber\", \"appId\") apply to firebase-app-check only")
+        }
+        if provider != .google && !options.hostedDomains.isEmpty {
+            throw ConfigurationError("hosted domains (--hosted-domain, \"hostedDomains\") apply to google only")
+        }
+        if provider != .facebook && provider != .oidc && !options.issuers.isEmpty {
             throw ConfigurationError("the \(name) issuer is fixed; issuers (--issuer, \"issuers\") apply to facebook (extra issuers) and oidc")
         }
         if provider == .oidc && options.issuers.isEmpty {
@@ -129,6 +159,12 @@ extension Profile {
             self = .facebook(appIDs: options.audiences, extraIssuers: options.issuers)
         case .oidc:
             self = .oidc(issuers: options.issuers, audiences: options.audiences)
+        case .firebaseAppCheck:
+            self = .firebaseAppCheck(projectNumber: options.projectNumber!, projectID: options.projectID, appIDs: options.appIDs)
+        case .appleNotification:
+            self = .appleNotification(clientIDs: options.audiences)
+        case .google:
+            self = .google(clientIDs: options.audiences, hostedDomains: options.hostedDomains)
         }
         if !options.algorithms.isEmpty { algorithms = try Options.algorithms(named: options.algorithms) }
         if let jwksURL = options.jwksURL { keysURL = jwksURL }

@@ -10,6 +10,14 @@ public enum Provider: String, Sendable, CaseIterable, Codable {
     case facebook
     /// Any OpenID Connect issuer with a JWKS.
     case oidc
+    /// Firebase App Check tokens (`https://firebaseappcheck.googleapis.com/<project number>`), sent beside the ID
+    /// token in `X-Firebase-AppCheck`.
+    case firebaseAppCheck = "firebase-app-check"
+    /// Sign in with Apple server-to-server notifications (email-disabled, email-enabled, consent-revoked,
+    /// account-delete), signed with Apple's sign-in keys.
+    case appleNotification = "apple-notification"
+    /// Google Sign-In ID tokens (`https://accounts.google.com`).
+    case google
 
     /// What a person calls this kind of token, for messages.
     public var tokenName: String {
@@ -19,6 +27,9 @@ public enum Provider: String, Sendable, CaseIterable, Codable {
         case .apple: return "Sign in with Apple identity token"
         case .facebook: return "Facebook Limited Login token"
         case .oidc: return "ID token"
+        case .firebaseAppCheck: return "Firebase App Check token"
+        case .appleNotification: return "Sign in with Apple server notification"
+        case .google: return "Google ID token"
         }
     }
 }

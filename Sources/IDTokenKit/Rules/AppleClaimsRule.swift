@@ -71,7 +71,7 @@ public struct AppleClaimsRule: ClaimRule, Equatable {
         }
     }
 
-    private static func checkFlexibleBool(_ claims: JSONObject, _ key: JSONKey) throws(TokenError) {
+    static func checkFlexibleBool(_ claims: JSONObject, _ key: JSONKey) throws(TokenError) {
         // Absent, a boolean, or "true" or "false" written without escapes: answered in place from the member
         // table. Anything else (an escaped spelling included) is judged on the value below.
         let plain = claims.withRawValue(key, isFlexibleBool)

@@ -8,11 +8,14 @@ public struct AudienceRule: Sendable, Equatable {
     public var accepted: [String]
     /// Whether `aud` may be an array (OpenID Connect allows it; Firebase, Apple and Facebook send a string).
     public var allowsArray: Bool
+    /// Whether `aud` must be an array (Firebase App Check always sends one).
+    public var requiresArray: Bool
 
     /// A rule accepting the audiences `accepted`.
-    public init(accepted: [String], allowsArray: Bool) {
+    public init(accepted: [String], allowsArray: Bool, requiresArray: Bool = false) {
         self.accepted = accepted
-        self.allowsArray = allowsArray
+        self.allowsArray = allowsArray || requiresArray
+        self.requiresArray = requiresArray
     }
 
     /// Exactly this string.
@@ -32,13 +35,17 @@ public struct AudienceRule: Sendable, Equatable {
     func check(_ claims: JSONObject, profile: Profile) throws(TokenError) {
         // The usual case, one accepted audience as a string, is answered in place; arrays and refusals read the
         // claim as a value.
-        if claims.string(ClaimKey.aud, isOneOf: accepted) == true { return }
+        if !requiresArray, claims.string(ClaimKey.aud, isOneOf: accepted) == true { return }
         guard let aud = claims[ClaimKey.aud] else {
             throw TokenError(.invalidClaim, claim: "aud",
                              "the \(profile.provider.tokenName) has no \"aud\" (audience) claim. \(profile.audienceHint)")
         }
         switch aud.kind {
         case .string:
+            guard !requiresArray else {
+                throw TokenError(.wrongAudience, claim: "aud",
+                                 "the \(profile.provider.tokenName) has a string as its \"aud\" (audience) claim, but this provider issues an array. \(profile.audienceHint)")
+            }
             guard matches(aud) else {
                 let accepted = self.accepted
                 throw TokenError(.wrongAudience, claim: "aud",

@@ -2,7 +2,7 @@
 ///
 /// | claim | rejected when |
 /// |---|---|
-/// | `exp` (always required) | `now >= exp + leeway` → `expired` |
+/// | `exp` (required but for Apple's server notifications) | `now >= exp + leeway` → `expired` |
 /// | `nbf` (optional) | `now < nbf - leeway` → `not_yet_valid` |
 /// | `iat`, `auth_time` | `iat > now + leeway` (`now < iat - leeway`) → `issued_in_future` |
 ///
@@ -14,11 +14,24 @@ public struct TimeRules: Sendable, Equatable {
     public var requiresIssuedAt: Bool
     /// Whether `auth_time` must be present.
     public var requiresAuthTime: Bool
+    /// For tokens that may lack `exp` (Apple's server notifications): how long after `iat` such a token is
+    /// accepted, as if its `exp` were `iat + lifetimeWithoutExpiry`. Nil: `exp` is required. A token that has no
+    /// end would be accepted for ever, and a replay cache could never let it go.
+    public var lifetimeWithoutExpiry: Double?
 
     /// Rules requiring `exp`, and `iat` and `auth_time` as given.
     public init(requiresIssuedAt: Bool, requiresAuthTime: Bool = false) {
         self.requiresIssuedAt = requiresIssuedAt
         self.requiresAuthTime = requiresAuthTime
+        self.lifetimeWithoutExpiry = nil
+    }
+
+    /// Rules for tokens whose `exp` is optional: `iat` is required, and a token without `exp` expires
+    /// `lifetime` seconds after it.
+    public init(expiringAfterIssueWhenUnbounded lifetime: Double) {
+        self.requiresIssuedAt = true
+        self.requiresAuthTime = false
+        self.lifetimeWithoutExpiry = lifetime
     }
 
     /// Applies the rules at `now` (Unix seconds). Returns the token's window, whose ``TimeWindow/expiresAt``
@@ -31,6 +44,14 @@ public struct TimeRules: Sendable, Equatable {
         try apply(.nbf, claims, now: now, tokenName: tokenName, to: &window)
         try apply(.iat, claims, now: now, tokenName: tokenName, to: &window)
         try apply(.authTime, claims, now: now, tokenName: tokenName, to: &window)
+        if window.exp == nil, let lifetime = lifetimeWithoutExpiry, let issued = window.issuedAtClaim {
+            window.set(.exp, issued + lifetime)
+            if window.refuses(.exp, at: now) {
+                let leeway = Int(window.leeway), hours = Int(lifetime / 3600)
+                throw TokenError(.expired, claim: "iat",
+                                 "the \(tokenName) has no \"exp\" and was issued at \(UnixTime.describe(issued)), more than \(hours) h (plus the \(leeway) s leeway) before the time of verification \(UnixTime.describe(now)); such a token is accepted for \(hours) h after it was issued")
+            }
+        }
         return window
     }
 
@@ -47,7 +68,7 @@ public struct TimeRules: Sendable, Equatable {
 
     private func isRequired(_ bound: TimeWindow.Bound) -> Bool {
         switch bound {
-        case .exp: return true
+        case .exp: return lifetimeWithoutExpiry == nil
         case .nbf: return false
         case .iat: return requiresIssuedAt
         case .authTime: return requiresAuthTime

@@ -164,7 +164,7 @@ public struct IDTokenVerifier: Sendable {
     /// The replay cache, last, for an accepted token: answered at once by a synchronous cache.
     private func replayStep(_ outcome: Outcome, _ jws: CompactJWS, now: Double) -> Step {
         guard let replayCache, case .accepted(let verified) = outcome.verification else { return .done(outcome) }
-        let entry = replayEntry(jws, verified)
+        let entry = replayEntry(jws, verified, window: outcome.window)
         let at = Int64(now.rounded(.down))
         let refused: @Sendable (TokenError) -> Outcome = { error in
             Outcome(verification: .refused(error, signatureVerified: true, header: jws.header, claims: verified.claims.object),
@@ -265,7 +265,7 @@ public struct IDTokenVerifier: Sendable {
                 guard let cache = synchronousReplayCache else {
                     throw TokenError(.replayed, "the configured replay cache cannot answer synchronously; use the asynchronous verify, which can wait for it")
                 }
-                let entry = replayEntry(jws, verified)
+                let entry = replayEntry(jws, verified, window: window)
                 guard try cache.insertIfAbsentNow(entry, now: Int64(now.rounded(.down))) else { throw replayed(entry) }
             }
             return Outcome(verification: .accepted(verified), window: window)
@@ -296,6 +296,10 @@ public struct IDTokenVerifier: Sendable {
     private func check(_ claims: JSONObject, _ jws: CompactJWS, key: PublicKey, now: Double,
                        nonce: Nonce?, window: inout TimeWindow?) throws(TokenError) -> VerifiedToken {
         let tokenName = profile.provider.tokenName
+        if let type = profile.requiredType, jws.header.type != type {
+            throw TokenError(.unsupportedHeader, claim: "typ",
+                             "the \(tokenName)'s header must have \"typ\": \"\(type)\", not \(jws.header.object["typ"].map(Quoted.value) ?? "none")")
+        }
         // Audience before issuer, as the Firebase Admin SDK does: a token from another project then reads as the
         // wrong audience, with the advice that goes with it.
         try profile.audience.check(claims, profile: profile)
@@ -310,12 +314,12 @@ public struct IDTokenVerifier: Sendable {
                              payloadRange: jws.payloadRange)
     }
 
-    /// The replay-cache key of an accepted token (``ReplayEntry/init(signingInput:issuer:exp:leeway:)``).
-    private func replayEntry(_ jws: CompactJWS, _ verified: VerifiedToken) -> ReplayEntry {
-        // `exp` is required: the time checks read it before the token could be accepted.
-        let exp = (try? NumericDate.read(verified.claims.object, ClaimKey.exp, required: true)) ?? nil
-        return ReplayEntry(signingInput: jws.signingInput, issuer: verified.claims.object[ClaimKey.iss]?.string ?? "",
-                           exp: exp ?? 0, leeway: leeway)
+    /// The replay-cache key of an accepted token (``ReplayEntry/init(signingInput:issuer:exp:leeway:)``), kept
+    /// until the end of the window the time check computed: `exp`, or for a token without one (Apple's
+    /// notifications) `iat` plus the profile's lifetime.
+    private func replayEntry(_ jws: CompactJWS, _ verified: VerifiedToken, window: TimeWindow?) -> ReplayEntry {
+        ReplayEntry(signingInput: jws.signingInput, issuer: verified.claims.object[ClaimKey.iss]?.string ?? "",
+                    exp: window?.exp ?? verified.claims.expiresAt ?? 0, leeway: leeway)
     }
     private func replayed(_ entry: ReplayEntry) -> TokenError {
         TokenError(.replayed, "this \(profile.provider.tokenName) was already presented (it is in the replay cache until \(UnixTime.iso8601(Double(entry.expiresAt)))); each token is accepted once. The client must get a new one")

@@ -102,7 +102,7 @@ public struct ProfileVerification: Sendable {
         let utf8 = token.utf8
         let end = utf8.index(utf8.startIndex, offsetBy: payloadRange.upperBound)
         return ReplayEntry(signingInput: token[..<end], issuer: verifiedToken.issuer,
-                           exp: verifiedToken.claims.expiresAt ?? 0, leeway: leeway)
+                           exp: window?.exp ?? verifiedToken.claims.expiresAt ?? 0, leeway: leeway)
     }
 
     /// The payload segment of `token` as it carries it (base64url), when the token could be split.

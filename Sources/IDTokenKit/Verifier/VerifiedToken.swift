@@ -22,8 +22,12 @@ public struct VerifiedToken: Sendable {
 
     /// The `kid` of the key that verified the signature, when the header named one.
     public var kid: String? { header.kid }
-    /// `sub`, which every profile requires to be a non-empty string.
-    public var subject: String { claims.subject ?? "" }
+    /// The user: `sub`, which every profile requires to be a non-empty string — for Apple's server notifications,
+    /// which have none, the event's `sub`.
+    public var subject: String {
+        if provider == .appleNotification { return appleNotification?.subject ?? "" }
+        return claims.subject ?? ""
+    }
     /// The issuer (`iss`).
     public var issuer: String { claims.issuer ?? "" }
     /// `exp`, seconds since 1970.
@@ -33,6 +37,12 @@ public struct VerifiedToken: Sendable {
     public var firebase: FirebaseClaims { FirebaseClaims(claims) }
     /// Sign in with Apple claims.
     public var apple: AppleClaims { AppleClaims(claims) }
+    /// The event of a Sign in with Apple server notification (``Provider/appleNotification``), which its profile
+    /// has already read once to accept it; nil for other tokens.
+    public var appleNotification: AppleNotification? {
+        guard provider == .appleNotification, let events = claims["events"] else { return nil }
+        return try? AppleNotification.parse(events)
+    }
     /// Facebook Limited Login claims.
     public var facebook: FacebookClaims { FacebookClaims(claims) }
 }

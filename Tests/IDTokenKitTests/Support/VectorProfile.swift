@@ -30,6 +30,14 @@ enum VectorProfile {
             profile = .oidc(issuers: json["issuers"]?.array?.compactMap(\.string) ?? [],
                             audiences: json["audiences"]?.array?.compactMap(\.string) ?? [],
                             algorithms: algorithms.map(Set.init) ?? Profile.oidcDefaultAlgorithms)
+        case "firebase-app-check":
+            profile = .firebaseAppCheck(projectNumber: json["project_number"]?.string ?? "", projectID: json["project_id"]?.string,
+                                        appIDs: json["app_ids"]?.array?.compactMap(\.string) ?? [])
+        case "apple-notification":
+            profile = .appleNotification(clientIDs: json["client_ids"]?.array?.compactMap(\.string) ?? [])
+        case "google":
+            profile = .google(clientIDs: json["client_ids"]?.array?.compactMap(\.string) ?? [],
+                              hostedDomains: json["hosted_domains"]?.array?.compactMap(\.string) ?? [])
         default:
             throw VectorError("unknown provider \(provider)")
         }
