@@ -9,7 +9,8 @@
 /// - `Content-Length` is digits; several must agree; together with `Transfer-Encoding` it is refused (400), as
 ///   is `Transfer-Encoding` in HTTP/1.0; a body with `Content-Length` is skipped, a chunked one is not read at
 ///   all: the request is answered and the connection closed;
-/// - two `Authorization` fields, or two of the nonce header, are refused (which token would be meant?);
+/// - two `Authorization` fields, or two of the nonce header or of the App Check header, are refused (which token
+///   would be meant?);
 ///   `Cookie` fields are joined with `; ` (RFC 9110 §5.3).
 /// The head (request line, fields, the empty line) and any body it declares must fit in `limit` bytes.
 struct HTTPRequestParser: Sendable {
@@ -55,10 +56,13 @@ struct HTTPRequestParser: Sendable {
     let limit: Int
     /// The nonce header's name, lower-cased.
     let nonceName: [UInt8]
+    /// The App Check header's name, lower-cased; empty when the service reads none.
+    let appCheckName: [UInt8]
 
-    init(limit: Int, nonceHeader: String) {
+    init(limit: Int, nonceHeader: String, appCheckHeader: String? = nil) {
         self.limit = limit
         self.nonceName = Array(nonceHeader.lowercased().utf8)
+        self.appCheckName = Array((appCheckHeader ?? "").lowercased().utf8)
     }
 
     /// Reads the head at the start of `bytes`.
@@ -99,6 +103,7 @@ struct HTTPRequestParser: Sendable {
 
         var authorization: Range<Int>?
         var nonce: Range<Int>?
+        var appCheck: Range<Int>?
         var cookies: [Range<Int>] = []
         var contentLength: Int?
         var transferEncoding = false
@@ -150,6 +155,9 @@ struct HTTPRequestParser: Sendable {
                 if nameEnd - name == nonceName.count && Self.named(bytes, name, nonceName) {
                     guard nonce == nil else { return .refused(.badRequest("more than one nonce header")) }
                     nonce = value
+                } else if !appCheckName.isEmpty && nameEnd - name == appCheckName.count && Self.named(bytes, name, appCheckName) {
+                    guard appCheck == nil else { return .refused(.badRequest("more than one App Check header")) }
+                    appCheck = value
                 }
             }
             index = end + 2
@@ -170,7 +178,7 @@ struct HTTPRequestParser: Sendable {
         var cookie: String?
         if !cookies.isEmpty { cookie = cookies.map(text).joined(separator: "; ") }
         let request = ServeRequest(target: text(target..<targetEnd), authorization: authorization.map(text), cookie: cookie,
-                                   nonce: nonce.map(text))
+                                   nonce: nonce.map(text), appCheck: appCheck.map(text))
         let isHEAD = methodEnd - method == 4 && Self.matches(bytes, method, "HEAD")
         return .head(Head(request: request, length: index, bodyLength: bodyLength, chunked: chunked,
                           keepAlive: !close && !chunked && (!isHTTP10 || keepAliveToken), isHTTP10: isHTTP10, isHEAD: isHEAD))

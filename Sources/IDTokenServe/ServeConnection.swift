@@ -53,7 +53,8 @@ final class ServeConnection: ChannelDuplexHandler {
     init(service: ServeService, now: NIODeadline = .now()) {
         self.service = service
         let settings = service.settings
-        self.parser = HTTPRequestParser(limit: settings.maxHeaderBytes, nonceHeader: settings.nonceHeader)
+        self.parser = HTTPRequestParser(limit: settings.maxHeaderBytes, nonceHeader: settings.nonceHeader,
+                                        appCheckHeader: settings.appCheckProfile == nil ? nil : settings.appCheckHeader)
         self.requestTimeout = .seconds(Int64(settings.requestTimeoutSeconds))
         self.idleTimeout = .seconds(Int64(settings.idleTimeoutSeconds))
         self.lastActivity = now

@@ -8,12 +8,15 @@ package struct ServeRequest: Sendable {
     /// The `Cookie` header(s), joined with `; `.
     package var cookie: String?
     package var nonce: String?
+    /// The App Check token header's value, when the service requires one.
+    package var appCheck: String?
 
-    package init(target: String, authorization: String? = nil, cookie: String? = nil, nonce: String? = nil) {
+    package init(target: String, authorization: String? = nil, cookie: String? = nil, nonce: String? = nil, appCheck: String? = nil) {
         self.target = target
         self.authorization = authorization
         self.cookie = cookie
         self.nonce = nonce
+        self.appCheck = appCheck
     }
 }
 

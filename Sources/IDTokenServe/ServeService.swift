@@ -68,6 +68,9 @@ package final class ServeService: Sendable {
             }
             return source
         }
+        if let name = settings.appCheckProfile, verifier.member(named: name)?.verifier.profile.provider != .firebaseAppCheck {
+            throw ConfigurationError("\"serve.appCheck.profile\": the profile \"\(name)\" is not a firebase-app-check profile")
+        }
     }
 
     // MARK: Key sets
@@ -178,20 +181,74 @@ package final class ServeService: Sendable {
             return .now(response)
         }
         let nonce = request.nonce
+        guard let appCheckProfile = settings.appCheckProfile else {
+            return idToken(token, profile: chosen, nonce: nonce, appID: nil)
+        }
+        // The App Check token first: a request from something that is not the app is refused before its ID token is
+        // judged. Each token's refusal is answered as the contract answers it, and `X-Auth-Error-Token` says which.
+        guard let appCheck = request.appCheck.map({ $0.trimmingCharacters(in: .whitespaces) }), !appCheck.isEmpty else {
+            logger.info("refused", metadata: ["code": "missing_app_check_token", "status": "401"])
+            let challenge = HTTPRefusal.missingToken.wwwAuthenticate(realm: settings.realm) ?? "Bearer"
+            var response = ServeResponse(status: 401, headers: [("WWW-Authenticate", challenge), ("X-Auth-Error-Token", "app-check"),
+                                                                ("Cache-Control", "no-store")], body: "")
+            response.slot = 1
+            return .now(response)
+        }
+        let profile = chosen
+        switch verifier.step(appCheck, now: now, nonce: nil, profile: appCheckProfile, reportsRefusals: false) {
+        case .done(let outcome):
+            return afterAppCheck(outcome, token: token, profile: profile, nonce: nonce)
+        case .waiting(_, let rest):
+            return .later { [self] in
+                switch afterAppCheck(await rest(), token: token, profile: profile, nonce: nonce) {
+                case .now(let response): return response
+                case .later(let work): return await work()
+                }
+            }
+        }
+    }
+
+    /// The ID token's way once the App Check token has been judged.
+    private func afterAppCheck(_ outcome: ProfileVerification, token: String, profile: String?, nonce: String?) -> ServeDecision {
+        guard let verified = outcome.verifiedToken else {
+            var response = refusal(outcome.error ?? TokenError(.malformed, "no verdict"), profile: outcome.profile)
+            response.headers.append(("X-Auth-Error-Token", "app-check"))
+            return .now(response)
+        }
+        return idToken(token, profile: profile, nonce: nonce, appID: verified.subject)
+    }
+
+    /// The ID token's verification and the contract's answer; `appID` is the verified App Check token's app.
+    private func idToken(_ token: String, profile chosen: String?, nonce: String?, appID: String?) -> ServeDecision {
         switch verifier.step(token, now: now, nonce: nonce.map { Nonce($0) }, profile: chosen, reportsRefusals: false) {
         case .done(let outcome):
-            return .now(answer(outcome, token: token, nonce: nonce))
+            return .now(answer(outcome, token: token, nonce: nonce, appID: appID))
         case .waiting(_, let rest):
-            return .later { [self] in answer(await rest(), token: token, nonce: nonce) }
+            return .later { [self] in answer(await rest(), token: token, nonce: nonce, appID: appID) }
         }
     }
 
     /// The contract's answer to the verifier's outcome.
-    private func answer(_ outcome: ProfileVerification, token: String, nonce: String?) -> ServeResponse {
+    private func answer(_ outcome: ProfileVerification, token: String, nonce: String?, appID: String?) -> ServeResponse {
         guard let verified = outcome.verifiedToken, let name = outcome.profile else {
-            return refusal(outcome.error ?? TokenError(.malformed, "no verdict"), profile: outcome.profile)
+            var response = refusal(outcome.error ?? TokenError(.malformed, "no verdict"), profile: outcome.profile)
+            if appID != nil { response.headers.append(("X-Auth-Error-Token", "id-token")) }
+            return response
         }
-        return allow(verified, profile: name, payload: outcome.payloadSegment(of: token), replayOrNonce: replays || nonce != nil)
+        guard let appID else {
+            return allow(verified, profile: name, payload: outcome.payloadSegment(of: token), replayOrNonce: replays || nonce != nil)
+        }
+        // An App Check token sent as the ID token (its issuer routed it to the App Check profile) identifies no user.
+        guard name != settings.appCheckProfile else {
+            let header = settings.appCheckHeader
+            var response = refusal(TokenError(.wrongIssuer, claim: "iss", "an App Check token was sent where the ID token belongs; send the ID token in Authorization and the App Check token in \(header)"),
+                                   profile: name)
+            response.headers.append(("X-Auth-Error-Token", "id-token"))
+            return response
+        }
+        var response = allow(verified, profile: name, payload: outcome.payloadSegment(of: token), replayOrNonce: replays || nonce != nil)
+        if response.status == 200 { response.headers.append(("X-Auth-App-Id", IdentityHeaders.encode(appID))) }
+        return response
     }
 
     /// The bearer token, or the profile's cookie (the chosen profile's, else any configured cookie).

@@ -17,9 +17,13 @@ import IDTokenKitRedis
 ///   "keyCacheFiles": {"firebase": "/var/cache/idtoken/firebase.json"},
 ///   "realm": "idtoken", "maxCacheAgeSeconds": 300, "maxIdentityHeaderBytes": 1024, "maxClaimsHeaderBytes": 8192,
 ///   "retryAfterSeconds": 5, "shutdownGraceSeconds": 10, "unknownKidCooldownSeconds": 30, "keyRetryIntervalSeconds": 10,
-///   "minKeyLifetimeSeconds": 300
+///   "minKeyLifetimeSeconds": 300,
+///   "appCheck": {"profile": "app-check", "header": "X-Firebase-AppCheck"}
 /// }
 /// ```
+///
+/// `appCheck` makes every `/verify` request carry a Firebase App Check token beside the ID token: `profile` names
+/// the configuration's `firebase-app-check` profile, `header` the request header (default `X-Firebase-AppCheck`).
 package struct ServeSettings: Sendable, Equatable {
     package var host = "127.0.0.1"
     package var port = 8080
@@ -74,6 +78,10 @@ package struct ServeSettings: Sendable, Equatable {
     /// Whether the gRPC door's allow answers ask Envoy to remove the `authorization` header before the request goes
     /// upstream (`headers_to_remove`).
     package var grpcRemovesAuthorization = false
+    /// The `firebase-app-check` profile every `/verify` request's App Check token must pass, when one is required.
+    package var appCheckProfile: String?
+    /// The header that carries the App Check token.
+    package var appCheckHeader = "X-Firebase-AppCheck"
 
     package init() {}
 
@@ -92,7 +100,7 @@ package struct ServeSettings: Sendable, Equatable {
                           "verifiedTokenCache", "keyCacheFiles", "realm", "maxCacheAgeSeconds", "maxIdentityHeaderBytes",
                           "maxClaimsHeaderBytes", "retryAfterSeconds", "shutdownGraceSeconds",
                           "unknownKidCooldownSeconds", "keyRetryIntervalSeconds", "minKeyLifetimeSeconds",
-                          "grpcListen", "grpcRemoveAuthorization"]
+                          "grpcListen", "grpcRemoveAuthorization", "appCheck"]
 
     /// Reads the `serve` member (nil: all defaults). Profile names in `cookies` and `keyCacheFiles` must name
     /// profiles of the configuration; relative cache-file paths are resolved against `baseDirectory`.
@@ -143,6 +151,25 @@ package struct ServeSettings: Sendable, Equatable {
         if let value = tree["grpcRemoveAuthorization"] {
             guard case .bool(let flag) = value else { throw ConfigurationError("\"serve.grpcRemoveAuthorization\" must be true or false") }
             settings.grpcRemovesAuthorization = flag
+        }
+        if let value = tree["appCheck"] {
+            guard let members = value.objectMembers else {
+                throw ConfigurationError("\"serve.appCheck\" must be an object: {\"profile\": NAME, \"header\": \"X-Firebase-AppCheck\"}")
+            }
+            for (key, _) in members where key != "profile" && key != "header" {
+                throw ConfigurationError("\"serve.appCheck\" has an unknown member \"\(key)\" (known: profile, header)")
+            }
+            guard let profile = value["profile"]?.string, profileNames.contains(profile) else {
+                throw ConfigurationError("\"serve.appCheck.profile\" must name the configuration's firebase-app-check profile (profiles: \(profileNames.joined(separator: ", ")))")
+            }
+            settings.appCheckProfile = profile
+            if let header = value["header"] {
+                guard let name = header.string, !name.isEmpty, name.utf8.allSatisfy(HeaderBytes.isTokenCharacter),
+                      name.lowercased() != "authorization", name.lowercased() != "cookie" else {
+                    throw ConfigurationError("\"serve.appCheck.header\" must be a header name other than Authorization and Cookie")
+                }
+                settings.appCheckHeader = name
+            }
         }
         if let v = try integer("maxHeaderBytes", 1024...(1 << 20)) { settings.maxHeaderBytes = v }
         if let v = try integer("maxConnections", 1...1_000_000) { settings.maxConnections = v }

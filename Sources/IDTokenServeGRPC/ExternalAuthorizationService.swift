@@ -18,11 +18,14 @@ package struct ExternalAuthorizationService: Envoy_Service_Auth_V3_Authorization
 
     private let service: ServeService
     private let nonceHeader: String
+    /// The App Check header's lower-case name, when the service requires an App Check token.
+    private let appCheckHeader: String?
     private let removesAuthorization: Bool
 
     package init(service: ServeService) {
         self.service = service
         self.nonceHeader = service.settings.nonceHeader.lowercased()
+        self.appCheckHeader = service.settings.appCheckProfile == nil ? nil : service.settings.appCheckHeader.lowercased()
         self.removesAuthorization = service.settings.grpcRemovesAuthorization
     }
 
@@ -39,7 +42,8 @@ package struct ExternalAuthorizationService: Envoy_Service_Auth_V3_Authorization
             target += http.path
         }
         let answer = await service.respond(to: ServeRequest(target: target, authorization: headers["authorization"],
-                                                            cookie: headers["cookie"], nonce: headers[nonceHeader]))
+                                                            cookie: headers["cookie"], nonce: headers[nonceHeader],
+                                                            appCheck: appCheckHeader.flatMap { headers[$0] }))
         return Self.checkResponse(answer, removesAuthorization: removesAuthorization)
     }
 
@@ -65,7 +69,7 @@ package struct ExternalAuthorizationService: Envoy_Service_Auth_V3_Authorization
     /// The identity headers an allow answer can carry: those it does not carry are removed upstream.
     static let identityHeaders = ["x-auth-subject", "x-auth-issuer", "x-auth-provider", "x-auth-profile",
                                   "x-auth-audience", "x-auth-expires", "x-auth-email", "x-auth-claims",
-                                  "x-auth-claims-omitted"]
+                                  "x-auth-claims-omitted", "x-auth-app-id"]
 
     /// The HTTP door's answer as a `CheckResponse`.
     static func checkResponse(_ answer: ServeResponse, removesAuthorization: Bool) -> Envoy_Service_Auth_V3_CheckResponse {

@@ -25,9 +25,10 @@ final class ServeFixture: @unchecked Sendable {
     /// - Parameters:
     ///   - serve: the `serve` member (JSON text).
     ///   - unreachableProfile: add an OIDC profile whose keys URL answers nothing (keys_unavailable).
-    init(serve: String = "{}", unreachableProfile: Bool = false) async throws {
+    ///   - appCheck: add a `firebase-app-check` profile named `app-check` (``appCheckToken(app:exp:type:)``).
+    init(serve: String = "{}", unreachableProfile: Bool = false, appCheck: Bool = false) async throws {
         let log = CapturedLog()
-        let (service, directory) = try Self.service(serve: serve, unreachableProfile: unreachableProfile, log: log)
+        let (service, directory) = try Self.service(serve: serve, unreachableProfile: unreachableProfile, appCheck: appCheck, log: log)
         self.log = log
         self.directory = directory
         server = ServeServer(service: service, threads: 2)
@@ -36,7 +37,7 @@ final class ServeFixture: @unchecked Sendable {
 
     /// The service of a fixture, not listening (for a connection driven by a test): its directory holds the
     /// configuration file and keys; the caller removes it.
-    static func service(serve: String = "{}", unreachableProfile: Bool = false,
+    static func service(serve: String = "{}", unreachableProfile: Bool = false, appCheck: Bool = false,
                         log: CapturedLog = CapturedLog()) throws -> (ServeService, String) {
         let directory = NSTemporaryDirectory() + "serve-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
@@ -45,6 +46,12 @@ final class ServeFixture: @unchecked Sendable {
             {"provider": "firebase", "projectId": "\(project)", "tenant": "t1", "allowedSignInProviders": ["apple.com"], "keys": "keys.json"},
             {"name": "corp", "provider": "oidc", "issuers": ["\(oidcIssuer)"], "audiences": ["corp-api"], "keys": "keys.json"}
             """
+        if appCheck {
+            profiles += """
+            ,{"name": "app-check", "provider": "firebase-app-check", "projectNumber": "\(appCheckProjectNumber)",
+              "appId": ["\(appCheckAppID)"], "keys": "keys.json"}
+            """
+        }
         if unreachableProfile {
             profiles += """
                 ,{"name": "down", "provider": "oidc", "issuers": ["https://down.example.test"], "audiences": ["x"], "keys": "http://127.0.0.1:9/keys"}
@@ -79,6 +86,17 @@ final class ServeFixture: @unchecked Sendable {
     static func firebaseToken(sub: String = "user-1", extra: String = "", tenant: String = "t1", provider: String = "apple.com",
                               exp: Double = now + 3600) -> String {
         signer.token(payload: firebaseClaims(sub: sub, extra: extra, tenant: tenant, provider: provider, exp: exp))
+    }
+
+    static let appCheckProjectNumber = "123456789012"
+    static let appCheckAppID = "1:123456789012:ios:0a1b2c3d4e5f"
+
+    /// A Firebase App Check token of the fixture's project, for `app` (the fixture accepts ``appCheckAppID`` only).
+    static func appCheckToken(app: String = appCheckAppID, exp: Double = now + 3600, type: String = "JWT") -> String {
+        signer.token(header: "{\"alg\":\"RS256\",\"kid\":\"\(signer.kid)\",\"typ\":\"\(type)\"}", payload: """
+            {"sub":"\(app)","aud":["projects/\(appCheckProjectNumber)","projects/\(project)"],"provider":"play_integrity",\
+            "iss":"https://firebaseappcheck.googleapis.com/\(appCheckProjectNumber)","exp":\(Int(exp)),"iat":\(Int(now - 60)),"jti":"j-\(app.count)"}
+            """)
     }
 
     static func oidcToken(aud: String = "corp-api", extra: String = "", iss: String = oidcIssuer) -> String {
