@@ -133,6 +133,70 @@ def check_same_time(binary):
     return failures
 
 
+GENERATED = ["firebase", "firebase-session", "apple", "facebook", "oidc", "firebase-app-check", "apple-notification", "google"]
+
+
+def check_inspect(binary):
+    """`idtoken inspect` names the kind of each generated file's valid token, and the options it suggests verify that
+    token with `idtoken verify`; given another provider's options it says what the token is and exits 1."""
+    failures = 0
+
+    def fail(message):
+        nonlocal failures
+        failures += 1
+        print("FAIL inspect: " + message, file=sys.stderr)
+
+    tokens = {}
+    for name in GENERATED:
+        with open(os.path.join(VECTORS, "generated", name + ".json")) as f:
+            case = next(c for c in json.load(f)["cases"] if c["id"] == name + "/valid")
+        tokens[name] = case["token"]
+        result = subprocess.run([binary, "inspect", "-", "--json", "--at", str(case["at"])], input=case["token"],
+                                capture_output=True, text=True)
+        try:
+            out = json.loads(result.stdout)
+        except ValueError:
+            fail(f"{name}: unreadable output {result.stdout[:200]!r} {result.stderr[:200]!r}")
+            continue
+        if out.get("kind") != name or out.get("verified") is not False or result.returncode != 0:
+            fail(f"{name}: kind {out.get('kind')!r}, verified {out.get('verified')!r}, exit {result.returncode}")
+            continue
+        options = out["options"]
+        if "--jwks-url" in options:
+            index = options.index("--jwks-url")
+            options = options[:index] + options[index + 2:]
+        verify = subprocess.run([binary, "verify", case["token"]] + options
+                                + ["--keys", os.path.join(VECTORS, case["keys"]), "--at", str(case["at"]), "--json"],
+                                capture_output=True, text=True)
+        try:
+            verdict = json.loads(verify.stdout)
+        except ValueError:
+            verdict = {}
+        if verdict.get("valid") is not True:
+            fail(f"{name}: the suggested options {options} do not verify the token: {verify.stdout[:300]!r} {verify.stderr[:200]!r}")
+        if name == "apple-notification" and (verdict.get("event") or {}).get("type") != "email-disabled":
+            fail(f"apple-notification: verify --json prints no event: {verify.stdout[:300]!r}")
+    result = subprocess.run([binary, "inspect", tokens["google"], "--provider", "firebase", "--project-id", "my-app", "--json"],
+                            capture_output=True, text=True)
+    try:
+        findings = json.loads(result.stdout)["findings"]
+    except (ValueError, KeyError):
+        findings = []
+    if result.returncode != 1 or not findings or "signInWithCredential" not in findings[0]["message"]:
+        fail(f"a Google token inspected as Firebase: exit {result.returncode}, {result.stdout[:300]!r}")
+    for text, kind, status in (("EAAGm0PX4ZCpsBAKZC0ZCqZBvQ7ZB8ZAZCZBZC0ZD", "facebook-access-token", 0), ("not a token", "unknown", 1)):
+        result = subprocess.run([binary, "inspect", text, "--json"], capture_output=True, text=True)
+        try:
+            got = json.loads(result.stdout)["kind"]
+        except (ValueError, KeyError):
+            got = None
+        if got != kind or result.returncode != status:
+            fail(f"{text!r}: kind {got!r}, exit {result.returncode}; expected {kind}, {status}")
+    if subprocess.run([binary, "inspect", "a.b.c", "--provider", "firebase"], capture_output=True).returncode != 2:
+        fail("--provider firebase without --project-id is not a usage error")
+    return failures
+
+
 def main():
     if len(sys.argv) < 2:
         print(__doc__, file=sys.stderr)
@@ -166,7 +230,9 @@ def main():
     print(f"check_cli: exit statuses for usage, configuration and key errors: {status_failures} wrong")
     time_failures = check_same_time(binary)
     print(f"check_cli: verify --at and audit --at agree on \"YYYY-MM-DD HH:MM:SS\": {time_failures} wrong")
-    return 1 if failures or status_failures or time_failures or total == 0 else 0
+    inspect_failures = check_inspect(binary)
+    print(f"check_cli: idtoken inspect names each generated kind and suggests options that verify it: {inspect_failures} wrong")
+    return 1 if failures or status_failures or time_failures or inspect_failures or total == 0 else 0
 
 
 if __name__ == "__main__":

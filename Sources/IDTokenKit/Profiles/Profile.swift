@@ -70,6 +70,48 @@ public struct Profile: Sendable {
         return copy
     }
 
+    /// Refuses a header whose `typ` is not the one the profile requires (``requiredType``); the header object is
+    /// read only for a profile that requires one.
+    func checkType(_ header: @autoclosure () -> JSONObject) throws(TokenError) {
+        guard let type = requiredType else { return }
+        let value = header()["typ"]
+        guard value?.stringEquals(type) != true else { return }
+        throw TokenError(.unsupportedHeader, claim: "typ",
+                         "the \(provider.tokenName)'s header must have \"typ\": \"\(type)\", not \(value.map(Quoted.value) ?? "none")")
+    }
+
+    /// Every check of the profile that reads the header and the claims alone — algorithm, `kid`, `typ`, audience,
+    /// issuer, times, the claim rules — each run on its own, so that all that is off is reported, not only the
+    /// first: what `idtoken inspect` tells a user whose token another profile was meant for. The checks are the
+    /// verifier's own; the signature, keys, nonce and replay are not looked at, so an empty answer does not make a
+    /// token valid.
+    package func findings(header: JSONObject, claims: JSONObject, now: Double) -> [TokenError] {
+        var found: [TokenError] = []
+        func run(_ check: () throws(TokenError) -> Void) {
+            do { try check() } catch { found.append(error) }
+        }
+        let tokenName = provider.tokenName
+        if let name = header["alg"]?.string {
+            if JWSAlgorithm(rawValue: name).map({ !algorithms.contains($0) }) ?? true {
+                found.append(TokenError(.algorithmNotAllowed, claim: "alg",
+                                        "the header's \"alg\" is \(name); a \(tokenName) profile accepts \(algorithms.map(\.rawValue).sorted().joined(separator: ", "))"))
+            }
+        } else {
+            found.append(TokenError(.algorithmNotAllowed, claim: "alg", "the header has no \"alg\" string"))
+        }
+        if requiresKeyID && header["kid"]?.string == nil {
+            found.append(TokenError(.unknownKey, claim: "kid", "the header names no key (\"kid\"); a \(tokenName) always does"))
+        }
+        run { () throws(TokenError) in try checkType(header) }
+        run { () throws(TokenError) in try audience.check(claims, profile: self) }
+        run { () throws(TokenError) in try issuer.check(claims, profile: self) }
+        let seconds = Double(leeway.seconds)
+        run { () throws(TokenError) in _ = try time.check(claims, now: now, leeway: seconds, tokenName: tokenName) }
+        let context = ClaimContext(now: now, leeway: seconds, tokenName: tokenName)
+        for rule in rules { run { () throws(TokenError) in try rule.check(claims, context) } }
+        return found
+    }
+
     /// Checks that the profile can be used; verifiers call this when they are built.
     public func validate() throws(ConfigurationError) {
         guard Leeway.allowedRange.contains(leeway.seconds) else {

@@ -296,10 +296,7 @@ public struct IDTokenVerifier: Sendable {
     private func check(_ claims: JSONObject, _ jws: CompactJWS, key: PublicKey, now: Double,
                        nonce: Nonce?, window: inout TimeWindow?) throws(TokenError) -> VerifiedToken {
         let tokenName = profile.provider.tokenName
-        if let type = profile.requiredType, jws.header.type != type {
-            throw TokenError(.unsupportedHeader, claim: "typ",
-                             "the \(tokenName)'s header must have \"typ\": \"\(type)\", not \(jws.header.object["typ"].map(Quoted.value) ?? "none")")
-        }
+        try profile.checkType(jws.header.object)
         // Audience before issuer, as the Firebase Admin SDK does: a token from another project then reads as the
         // wrong audience, with the advice that goes with it.
         try profile.audience.check(claims, profile: profile)
