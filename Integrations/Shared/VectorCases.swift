@@ -76,6 +76,13 @@ enum Vectors {
             profile = .apple(clientIDs: p["client_ids"] as! [String])
         case "facebook":
             profile = .facebook(appID: p["app_id"] as! String, extraIssuers: p["extra_issuers"] as? [String] ?? [])
+        case "firebase-app-check":
+            profile = .firebaseAppCheck(projectNumber: p["project_number"] as! String, projectID: p["project_id"] as? String,
+                                        appIDs: p["app_ids"] as? [String] ?? [])
+        case "apple-notification":
+            profile = .appleNotification(clientIDs: p["client_ids"] as! [String])
+        case "google":
+            profile = .google(clientIDs: p["client_ids"] as! [String], hostedDomains: p["hosted_domains"] as? [String] ?? [])
         default:
             let algorithms = (p["algorithms"] as? [String]).map { Set($0.compactMap(JWSAlgorithm.init(rawValue:))) }
             profile = .oidc(issuers: p["issuers"] as! [String], audiences: p["audiences"] as! [String],

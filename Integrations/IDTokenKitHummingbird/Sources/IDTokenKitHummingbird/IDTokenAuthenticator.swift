@@ -166,3 +166,52 @@ extension HTTPFields {
     /// as `idtoken serve` and the Vapor integration, so that one header gets one answer everywhere.
     var bearerToken: String? { self[.authorization].flatMap(BearerToken.token(inAuthorization:)) }
 }
+
+extension IDTokens {
+    /// Reads the body Sign in with Apple posts to a server-to-server notification endpoint (`{"payload": "<JWT>"}`)
+    /// and verifies its JWT with the verifier registered under `profile`, which holds an `apple-notification`
+    /// profile (``MultiProfileVerifier/verifyAppleNotification(body:now:)``).
+    /// - Returns: the event, or nil when the verifier's replay cache has seen this notification before.
+    /// - Throws: `HTTPError` with the refusal's status and code.
+    public func appleNotification(_ request: Request, context: some RequestContext,
+                                  profile: String = defaultProfile) async throws -> AppleNotification? {
+        guard let (verifier, settings) = registered(profile) else {
+            throw HTTPError(.internalServerError, message: "no ID-token verifier is registered as \"\(profile)\"")
+        }
+        let buffer = try await request.body.collect(upTo: AppleNotificationDelivery.maxBodyBytes)
+        do throws(TokenError) {
+            switch try await verifier.verifyAppleNotification(body: Array(buffer.readableBytesView), now: settings.now()) {
+            case .new(_, let event): return event
+            case .repeated: return nil
+            }
+        } catch {
+            context.logger.info("Apple notification refused", metadata: ["code": "\(error.code.rawValue)", "reason": "\(error.message)"])
+            throw HTTPError(refusal: error.httpRefusal, settings: settings)
+        }
+    }
+
+    /// Adds a `POST` route for Sign in with Apple's server-to-server notifications to `router`: each is verified by
+    /// the verifier registered under `profile` (an `apple-notification` profile; give it a replay cache so that a
+    /// notification Apple delivers again is handled once) and `handler` gets the event. It answers 200 once
+    /// `handler` returns (and at once for a repeated notification), and a refusal with its status and code.
+    ///
+    /// ```swift
+    /// try idTokens.use(.appleNotification(clientIDs: ["com.example.app"]), as: "apple-notifications",
+    ///                  replayCache: MemoryReplayCache(capacity: 100_000))
+    /// idTokens.appleNotifications(on: router, "/apple/notifications", profile: "apple-notifications") { request, context, event in
+    ///     if event.type == .accountDelete { try await users.delete(appleID: event.subject) }
+    /// }
+    /// ```
+    public func appleNotifications<Context: RequestContext>(
+        on router: Router<Context>, _ path: RouterPath, profile: String = defaultProfile,
+        use handler: @escaping @Sendable (Request, Context, AppleNotification) async throws -> Void
+    ) {
+        let idTokens = self
+        router.post(path) { request, context -> HTTPResponse.Status in
+            if let event = try await idTokens.appleNotification(request, context: context, profile: profile) {
+                try await handler(request, context, event)
+            }
+            return .ok
+        }
+    }
+}

@@ -110,7 +110,7 @@ import Testing
 
     /// Every vector judged at its provider's base time through `IDTokens.verify`: the status, the challenge and
     /// the code of each refusal, a 200 for each valid token.
-    @Test(arguments: ["firebase", "apple", "facebook", "oidc", "firebase-session"])
+    @Test(arguments: ["firebase", "apple", "facebook", "oidc", "firebase-session", "firebase-app-check", "apple-notification", "google"])
     func everyVectorGetsItsStatusChallengeAndCode(provider: String) async throws {
         let all = try Vectors.cases(provider)
         let base = all[0].at
@@ -202,6 +202,35 @@ import Testing
             #expect(Self.code(reply) == "keys_unavailable")
             #expect(try await client.execute(uri: "/readyz", method: .get).status == .serviceUnavailable)
         }
+    }
+
+    @Test func appleNotificationsAreVerifiedAndHandledOnce() async throws {
+        let cases = try Vectors.cases("apple-notification")
+        let valid = try #require(cases.first { $0.id == "apple-notification/valid" })
+        let unknown = try #require(cases.first { $0.id == "apple-notification/event-type-unknown" })
+        var idTokens = IDTokens()
+        idTokens.use(try IDTokenVerifier(profile: valid.profile, keys: try Vectors.keys(valid.keysPath!),
+                                         replayCache: MemoryReplayCache(capacity: 100)),
+                     as: "apple-notifications", now: { Date(timeIntervalSince1970: valid.at) })
+        let handled = Mutex<[String]>([])
+        let router = Router(context: BasicIDTokenRequestContext.self)
+        idTokens.appleNotifications(on: router, "/apple/notifications", profile: "apple-notifications") { _, _, event in
+            handled.withLock { $0.append("\(event.type.rawValue) \(event.subject) \(event.email ?? "-")") }
+        }
+        try await Self.live(idTokens, router: router) { client in
+            let body = ByteBuffer(string: "{\"payload\": \"\(valid.token)\"}")
+            #expect(try await client.execute(uri: "/apple/notifications", method: .post, body: body).status == .ok)
+            // Apple delivers it again: answered 200, not handled twice.
+            #expect(try await client.execute(uri: "/apple/notifications", method: .post, body: body).status == .ok)
+            let refused = try await client.execute(uri: "/apple/notifications", method: .post,
+                                                   body: ByteBuffer(string: "{\"payload\": \"\(unknown.token)\"}"))
+            #expect(refused.status == .unauthorized && Self.code(refused) == "invalid_claim")
+            let notJSON = try await client.execute(uri: "/apple/notifications", method: .post, body: ByteBuffer(string: "payload=x"))
+            #expect(notJSON.status == .unauthorized && Self.code(notJSON) == "malformed")
+        }
+        let entries = handled.withLock { $0 }
+        #expect(entries.count == 1)
+        #expect(entries.first?.hasPrefix("email-disabled 001542.") == true && entries.first?.hasSuffix("@privaterelay.appleid.com") == true)
     }
 
     @Test func aReplayCacheAcceptsEachTokenOnce() async throws {

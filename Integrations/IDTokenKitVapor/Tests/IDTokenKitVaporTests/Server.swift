@@ -43,9 +43,11 @@ struct RunningApp {
         var json: [String: Any]? { try? JSONSerialization.jsonObject(with: Data(body.utf8)) as? [String: Any] }
     }
 
-    func send(_ path: String, method: HTTPMethod = .POST, token: String? = nil, headers: [(String, String)] = []) async throws -> Reply {
+    func send(_ path: String, method: HTTPMethod = .POST, token: String? = nil, headers: [(String, String)] = [],
+              body: String? = nil) async throws -> Reply {
         var request = HTTPClientRequest(url: "http://127.0.0.1:\(port)\(path)")
         request.method = method
+        if let body { request.body = .bytes(ByteBuffer(string: body)) }
         if let token { request.headers.add(name: "Authorization", value: "Bearer \(token)") }
         for (name, value) in headers { request.headers.add(name: name, value: value) }
         let response = try await client.execute(request, timeout: .seconds(30))

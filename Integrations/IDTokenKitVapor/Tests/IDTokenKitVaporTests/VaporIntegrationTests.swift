@@ -69,7 +69,7 @@ import Vapor
 
     /// Every vector judged at its provider's base time, through `req.idToken.verify(profile:nonce:)`: the status,
     /// the challenge and the code of each refusal, the subject of each valid token.
-    @Test(arguments: ["firebase", "apple", "facebook", "oidc", "firebase-session"])
+    @Test(arguments: ["firebase", "apple", "facebook", "oidc", "firebase-session", "firebase-app-check", "apple-notification", "google"])
     func everyVectorGetsItsStatusChallengeAndCode(provider: String) async throws {
         let all = try Vectors.cases(provider)
         let base = all[0].at
@@ -178,6 +178,33 @@ import Vapor
         }
     }
 
+    @Test func appleNotificationsAreVerifiedAndHandledOnce() async throws {
+        let cases = try Vectors.cases("apple-notification")
+        let valid = try #require(cases.first { $0.id == "apple-notification/valid" })
+        let unknown = try #require(cases.first { $0.id == "apple-notification/event-type-unknown" })
+        let handled = Handled()
+        try await RunningApp.with({ app in
+            app.idTokens.use(try IDTokenVerifier(profile: valid.profile, keys: try Vectors.keys(valid.keysPath!),
+                                                 replayCache: MemoryReplayCache(capacity: 100)),
+                             as: "apple-notifications", now: { Date(timeIntervalSince1970: valid.at) })
+            app.appleNotifications("apple", "notifications", profile: "apple-notifications") { _, event in
+                handled.append("\(event.type.rawValue) \(event.subject) \(event.email ?? "-")")
+            }
+        }) { server in
+            let body = "{\"payload\": \"\(valid.token)\"}"
+            #expect(try await server.send("/apple/notifications", body: body).status == 200)
+            // Apple delivers it again: answered 200, not handled twice.
+            #expect(try await server.send("/apple/notifications", body: body).status == 200)
+            let refused = try await server.send("/apple/notifications", body: "{\"payload\": \"\(unknown.token)\"}")
+            #expect(refused.status == 401 && refused.json?["reason"] as? String == "invalid_claim")
+            let notJSON = try await server.send("/apple/notifications", body: "payload=\(valid.token)")
+            #expect(notJSON.status == 401 && notJSON.json?["reason"] as? String == "malformed")
+            let entries = handled.entries
+            #expect(entries.count == 1)
+            #expect(entries.first?.hasPrefix("email-disabled 001542.") == true && entries.first?.hasSuffix("@privaterelay.appleid.com") == true)
+        }
+    }
+
     @Test func aThousandConcurrentRequestsAreAllAnsweredCorrectly() async throws {
         let firebase = try Vectors.cases("firebase")
         let valid = firebase.filter { $0.error == nil && $0.at == firebase[0].at && $0.nonce == nil && $0.profileKey == firebase[0].profileKey }
@@ -229,4 +256,11 @@ import Vapor
             #expect(keys.status().isRefreshing == false)
         }
     }
+}
+
+/// What a notification route's handler was given.
+final class Handled: Sendable {
+    private let storage = Mutex<[String]>([])
+    func append(_ entry: String) { storage.withLock { $0.append(entry) } }
+    var entries: [String] { storage.withLock { $0 } }
 }
