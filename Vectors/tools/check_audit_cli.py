@@ -102,6 +102,62 @@ def check_streaming_memory(binary, log, config, expected, tmp, megabytes=128):
     print(f"streamed {passes * len(data) >> 20} MB through standard input: {summary['records']} records, peak resident memory {peak_mb:.0f} MB")
 
 
+def check_other_kinds(binary, tmp):
+    """One configuration of several profiles, the three kinds beside the ID tokens among them (DESIGN §16): every
+    generated App Check, Apple notification and Google case a record can carry (its own `at`) gets its expected
+    verdict, routed by its issuer; with --replay a notification seen twice is a replay."""
+    generated = os.path.join(HERE, "..", "generated")
+    keysets = os.path.join(generated, "keysets")
+    records, expected = [], []
+    profiles = [{"provider": "firebase", "projectId": "idtk-demo-7f3a2", "keys": os.path.join(keysets, "firebase_jwks.json")}]
+    for name in ("firebase-app-check", "apple-notification", "google"):
+        with open(os.path.join(generated, name + ".json")) as f:
+            cases = json.load(f)["cases"]
+        base = cases[0]
+        p = base["profile"]
+        profile = {"name": name, "provider": name, "keys": os.path.join(HERE, "..", base["keys"])}
+        if name == "firebase-app-check":
+            profile["projectNumber"] = p["project_number"]
+        else:
+            profile["audiences"] = p["client_ids"]
+        profiles.append(profile)
+        for case in cases:
+            if case["profile"] != p or case["keys"] != base["keys"] or case.get("nonce") or case.get("replay"):
+                continue
+            # Routing reads the issuer: a token with no issuer string, or another project's Firebase token, is no
+            # profile's here, so the several-profile verifier refuses it as wrong_issuer where one profile, judging
+            # everything, reports the claim it stopped at.
+            error = case["expect"]["error"]
+            if case["expect"].get("claim") == "iss" or case["id"].endswith("/firebase-id-token"):
+                error = "wrong_issuer"
+            records.append(json.dumps({"token": case["token"], "at": case["at"], "id": case["id"]}))
+            expected.append(error)
+    config = os.path.join(tmp, "kinds.json")
+    with open(config, "w") as f:
+        json.dump({"profiles": profiles}, f)
+    log = os.path.join(tmp, "kinds.log")
+    with open(log, "w") as f:
+        f.write("\n".join(records) + "\n")
+    out = os.path.join(tmp, "kinds.ndjson")
+    run = audit(binary, log, "--config", config, "--output", out, "--summary", os.devnull, "--threads", "2")
+    check("several kinds: exit 0", run.returncode == 0, run.stderr[-500:])
+    if run.returncode != 0:
+        return
+    with open(out) as f:
+        verdicts = [json.loads(line) for line in f]
+    check("several kinds: one verdict a record", len(verdicts) == len(records), f"{len(verdicts)} of {len(records)}")
+    wrong = [(v["id"], v["error"], e) for v, e in zip(verdicts, expected) if v["error"] != e]
+    check(f"several kinds: {len(records)} App Check, notification and Google records get their expected verdicts",
+          not wrong and len(records) > 200, str(wrong[:40]))
+    valid = [r for r, e in zip(records, expected) if e is None and "apple-notification/valid" in r]
+    with open(log, "w") as f:
+        f.write(valid[0] + "\n" + valid[0] + "\n")
+    run = audit(binary, log, "--config", config, "--replay", "--output", out, "--summary", os.devnull)
+    with open(out) as f:
+        twice = [json.loads(line)["error"] for line in f] if run.returncode == 0 else []
+    check("several kinds: a notification delivered twice is a replay the second time", twice == [None, "replayed"], str(twice))
+
+
 def main():
     binary = sys.argv[1]
     expected = json.load(open(os.path.join(SAMPLES, "expected-summary.json")))
@@ -163,6 +219,7 @@ def main():
         run = audit(binary, empty, "--config", config, "--summary", "-", "--output", os.devnull)
         check("empty file: exit 0, no records", run.returncode == 0 and json.loads(run.stdout)["records"] == 0, run.stderr)
 
+        check_other_kinds(binary, tmp)
         check_redis_store(binary, log, config, expected, tmp)
         check_streaming_memory(binary, log, config, expected, tmp)
 
