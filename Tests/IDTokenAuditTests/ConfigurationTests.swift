@@ -84,7 +84,7 @@ struct ConfigurationTests {
             ("{\"profiles\": [{\"provider\": \"oidc\", \"issuers\": [\"i\"], \"audiences\": [\"a\"]}]}", "keys"),
             ("{\"at\": \"soon\", \"profiles\": [{\"provider\": \"apple\", \"audiences\": [\"x\"]}]}", "\"at\" must be Unix seconds or an RFC 3339 time"),
             ("{\"at\": 1e30, \"profiles\": [{\"provider\": \"apple\", \"audiences\": [\"x\"]}]}", "\"at\" must be Unix seconds"),
-            ("{\"profiles\": [{\"provider\": \"apple\", \"appId\": [\"x\"]}]}", "apply to firebase-app-check only"),
+            ("{\"profiles\": [{\"provider\": \"apple\", \"audiences\": [\"a\"], \"appId\": [\"x\"]}]}", "apply to firebase-app-check only"),
             ("{\"profiles\": [{\"provider\": \"facebook\", \"appId\": \"x\", \"audiences\": \"y\"}]}", "not both"),
             ("{\"profiles\": [{\"provider\": \"apple\", \"audiences\": \"x\", \"nonceMode\": \"hash\"}]}", "nonceMode"),
             ("{\"profiles\": [{\"provider\": \"apple\", \"audiences\": \"x\", \"name\": 7}]}", "\"name\" must be a non-empty string"),
