@@ -227,6 +227,42 @@ def main():
         serve.send_signal(signal.SIGTERM)
         check(serve.wait(timeout=30) == 0, "SIGTERM: both doors stop, exit status 0")
         serve = None
+
+        # serve.appCheck: the App Check token in x-firebase-appcheck beside the ID token, as Envoy passes it.
+        number = "123456789012"
+        app_id = "1:%s:ios:0a1b2c3d" % number
+        config = os.path.join(work, "app-check.json")
+        with open(config, "w") as f:
+            json.dump({"profiles": [
+                {"provider": "firebase", "projectId": PROJECT, "keys": corp_keys,
+                 "allowedSignInProviders": ["apple.com", "password"]},
+                {"name": "app-check", "provider": "firebase-app-check", "projectNumber": number, "keys": corp_keys}],
+                "serve": {"appCheck": {"profile": "app-check"}}}, f)
+        serve = subprocess.Popen([binary, "serve", "--config", config, "--listen", "127.0.0.1:0",
+                                  "--grpc-listen", "127.0.0.1:0", "--threads", "2"], stdout=subprocess.PIPE, stderr=log)
+        serve.stdout.readline()
+        channel = grpc.insecure_channel(serve.stdout.readline().decode().strip().rsplit(" ", 1)[1])
+        stub = auth_grpc.AuthorizationStub(channel)
+        now = int(time.time())
+        app_check = key.token({"sub": app_id, "aud": ["projects/" + number], "iss": "https://firebaseappcheck.googleapis.com/" + number,
+                               "iat": now - 30, "exp": now + 3600})
+        response = call({"authorization": "Bearer " + token, "x-firebase-appcheck": app_check})
+        ok = {o.header.key: o.header.value for o in response.ok_response.headers}
+        check(response.status.code == 0 and ok.get("x-auth-app-id") == app_id and ok.get("x-auth-subject") == "user-42",
+              "serve.appCheck: an ID token and an App Check token: OK with x-auth-app-id (%s)" % sorted(ok))
+        response = call({"authorization": "Bearer " + token})
+        headers = denied_headers(response)
+        check(response.status.code == grpc.StatusCode.UNAUTHENTICATED.value[0] and headers.get("x-auth-error-token") == "app-check",
+              "serve.appCheck: no App Check token: UNAUTHENTICATED naming it (%s)" % headers)
+        response = call({"authorization": "Bearer " + token, "x-firebase-appcheck": token})
+        headers = denied_headers(response)
+        check(response.status.code == grpc.StatusCode.UNAUTHENTICATED.value[0] and headers.get("x-auth-error-token") == "app-check"
+              and headers.get("x-auth-error") == "wrong_audience",
+              "serve.appCheck: the ID token where the App Check token belongs is refused (%s)" % headers)
+        channel.close()
+        serve.send_signal(signal.SIGTERM)
+        check(serve.wait(timeout=30) == 0, "SIGTERM: the App Check service stops, exit status 0")
+        serve = None
     finally:
         if serve and serve.poll() is None:
             serve.kill()
