@@ -11,7 +11,7 @@ struct ProfileOptions: ParsableArguments {
     @Option(name: .customLong("project-id"), help: "Firebase project ID (firebase, firebase-session).")
     var projectID: String?
 
-    @Option(help: "Accepted audience: Apple bundle or Services ID, Facebook App ID (an app's production and test App IDs are both accepted when given), OIDC client ID. Repeatable.")
+    @Option(help: "Accepted audience: Apple bundle or Services ID (apple, apple-notification), Facebook App ID (an app's production and test App IDs are both accepted when given), Google or OIDC client ID. Repeatable.")
     var audience: [String] = []
 
     @Option(help: "Accepted issuer (oidc), or an extra issuer (facebook). Repeatable.")
