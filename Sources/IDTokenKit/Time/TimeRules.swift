@@ -44,7 +44,8 @@ public struct TimeRules: Sendable, Equatable {
         try apply(.nbf, claims, now: now, tokenName: tokenName, to: &window)
         try apply(.iat, claims, now: now, tokenName: tokenName, to: &window)
         try apply(.authTime, claims, now: now, tokenName: tokenName, to: &window)
-        if window.exp == nil, let lifetime = lifetimeWithoutExpiry, let issued = window.issuedAtClaim {
+        if window.exp == nil, let lifetime = lifetimeWithoutExpiry, window.issuedAt.isFinite {
+            let issued = window.issuedAt + window.leeway
             window.set(.exp, issued + lifetime)
             if window.refuses(.exp, at: now) {
                 let leeway = Int(window.leeway), hours = Int(lifetime / 3600)

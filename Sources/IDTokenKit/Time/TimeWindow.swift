@@ -58,8 +58,6 @@ public struct TimeWindow: Sendable, Equatable {
     public private(set) var notBefore: Double = -.infinity
     /// `iat − leeway`: refused when `now < issuedAt`; −∞ without `iat`.
     public private(set) var issuedAt: Double = -.infinity
-    /// `iat` as the token gives it, nil without one.
-    public private(set) var issuedAtClaim: Double?
     /// `auth_time − leeway`: refused when `now < authenticatedAt`; −∞ without `auth_time`.
     public private(set) var authenticatedAt: Double = -.infinity
 
@@ -85,9 +83,7 @@ public struct TimeWindow: Sendable, Equatable {
             exp = seconds
             expiresAt = seconds + leeway
         case .nbf: notBefore = seconds - leeway
-        case .iat:
-            issuedAt = seconds - leeway
-            issuedAtClaim = seconds
+        case .iat: issuedAt = seconds - leeway
         case .authTime: authenticatedAt = seconds - leeway
         }
     }
