@@ -126,8 +126,10 @@ package final class AuditEngine: @unchecked Sendable {
         for _ in 0..<options.threads {
             Thread { [self] in
                 let interners = ClaimInterners()
+                let signatures = SignatureBatch()
                 while let batch = pipeline.work.pop() {
-                    pipeline.done.put(batch.sequence, process(batch, cache: cache, findReplays: findReplays, interners: interners))
+                    pipeline.done.put(batch.sequence, process(batch, cache: cache, findReplays: findReplays, interners: interners,
+                                                             signatures: signatures))
                 }
             }.start()
         }
@@ -320,20 +322,71 @@ package final class AuditEngine: @unchecked Sendable {
         let linesRead: Int
     }
 
-    private func process(_ batch: Batch, cache: VerdictCache, findReplays: Bool, interners: ClaimInterners) -> Processed {
+    /// Where the first pass over a batch left a record.
+    private enum Gathered {
+        /// A blank line (reported in a pipe, skipped otherwise).
+        case blank(line: Int)
+        /// Answered already: a line without a token, or a verdict from the cache.
+        case answered(AuditResult)
+        /// Verified with the batch: `entry` is its place in the batch's entries.
+        case verifying(AuditRecord, entry: Int, hash: UInt64, claimed: Bool)
+        /// The same token as an earlier record of this batch, or one another worker is judging: looked up again
+        /// once the batch's verdicts are in the cache.
+        case later(AuditRecord)
+    }
+
+    /// Judges a batch's records in three passes: every record extracted and looked up in the verdict cache; the
+    /// rest verified together (``MultiProfileVerifier/evaluate(batch:)``: eight RS256 signatures at a time on a CPU
+    /// with AVX-512 IFMA); then, in input order, each verdict cached and rendered. A worker never waits on another
+    /// while it holds claims of its own: a token another worker is judging is looked up again in the last pass.
+    private func process(_ batch: Batch, cache: VerdictCache, findReplays: Bool, interners: ClaimInterners,
+                         signatures: SignatureBatch) -> Processed {
         var out = Processed(bytesRead: batch.bytesRead, linesRead: batch.linesRead)
         out.results.reserveCapacity(batch.lines.count)
         out.ends.reserveCapacity(batch.lines.count)
         out.starts.reserveCapacity(batch.lines.count)
         out.rendered.reserveCapacity(batch.lines.count * 480)
+        var gathered: [Gathered] = []
+        gathered.reserveCapacity(batch.lines.count)
+        var entries: [MultiProfileVerifier.BatchEntry] = []
+        entries.reserveCapacity(batch.lines.count)
         for line in batch.lines {
             guard let record = extractor.extract(line) else {
-                out.blankLines += 1
-                // In a pipe every line gets its line out: a blank one is reported, not skipped.
-                if options.pipe { options.format.renderBlank(line: line.number, at: options.defaultTime, into: &out.rendered) }
+                gathered.append(.blank(line: line.number))
                 continue
             }
-            let result = judge(record, cache: cache, findReplays: findReplays, interners: interners, counts: &out)
+            switch lookup(record, cache: cache, defersBusy: true, counts: &out) {
+            case .answered(let result): gathered.append(.answered(result))
+            case .later: gathered.append(.later(record))
+            case .verify(let entry, let hash, let claimed):
+                gathered.append(.verifying(record, entry: entries.count, hash: hash, claimed: claimed))
+                entries.append(entry)
+            }
+        }
+        let outcomes = entries.isEmpty ? [] : verifier.evaluate(batch: entries, signatures: signatures)
+        // The verified records' verdicts go into the cache first, releasing every claim this worker holds; only then
+        // does it wait for verdicts other workers are judging, so that no two workers ever wait on each other.
+        var concluded = [AuditResult?](repeating: nil, count: gathered.count)
+        for (k, item) in gathered.enumerated() {
+            guard case .verifying(let record, let entry, let hash, let claimed) = item else { continue }
+            concluded[k] = conclude(record, outcomes[entry], hash: hash, claimed: claimed, cache: cache, findReplays: findReplays,
+                                    interners: interners, counts: &out)
+        }
+        for (k, item) in gathered.enumerated() {
+            let result: AuditResult
+            switch item {
+            case .blank(let line):
+                out.blankLines += 1
+                // In a pipe every line gets its line out: a blank one is reported, not skipped.
+                if options.pipe { options.format.renderBlank(line: line, at: options.defaultTime, into: &out.rendered) }
+                continue
+            case .answered(let answered):
+                result = answered
+            case .verifying:
+                result = concluded[k].take()!
+            case .later(let record):
+                result = judge(record, cache: cache, findReplays: findReplays, interners: interners, counts: &out)
+            }
             out.starts.append(out.rendered.count)
             options.format.render(result, into: &out.rendered)
             // Moved into the batch, not copied (a copy costs a retain and a release of each of its references).
@@ -343,43 +396,74 @@ package final class AuditEngine: @unchecked Sendable {
         return out
     }
 
-    /// Judges one record: from the cache when the same token (and nonce) was judged for a time in the same
-    /// interval between its time thresholds, by the verifier otherwise.
-    func judge(_ record: AuditRecord, cache: VerdictCache, findReplays: Bool, interners: ClaimInterners,
-               counts: inout Processed) -> AuditResult {
+    /// What the verdict cache said about a record.
+    private enum Lookup {
+        case answered(AuditResult)
+        /// To verify; `claimed`: other workers wait for the verdict (see ``VerdictCache/insert(_:token:nonce:entry:releasing:)``).
+        case verify(MultiProfileVerifier.BatchEntry, hash: UInt64, claimed: Bool)
+        /// Another worker is judging the same token (only when `defersBusy`).
+        case later
+    }
+
+    /// A record's verdict from the cache when the same token (and nonce) was judged for a time in the same interval
+    /// between its time thresholds; otherwise what to verify. With `defersBusy` it never waits for another worker
+    /// (``Lookup/later`` instead); without, it waits for the verdict another worker is judging (single flight), as
+    /// only a worker that holds no claim may.
+    private func lookup(_ record: AuditRecord, cache: VerdictCache, defersBusy: Bool, counts: inout Processed) -> Lookup {
         let at = record.at ?? options.defaultTime
         guard let token = record.token, record.problem == nil else {
-            return AuditResult(line: record.line, id: record.id, error: record.problem ?? TokenError(.malformed, "no token"),
-                               claims: .none, at: at, signatureVerified: false, profile: nil)
+            return .answered(AuditResult(line: record.line, id: record.id, error: record.problem ?? TokenError(.malformed, "no token"),
+                                         claims: .none, at: at, signatureVerified: false, profile: nil))
         }
         let nonce = record.nonce ?? options.defaultNonce
-        let hash = cache.isEnabled ? cache.hash(token: token, nonce: nonce) : 0
-        var claimed = false
-        if cache.isEnabled {
-            switch cache.lookupOrClaim(hash, token: token, nonce: nonce, at: at) {
-            case .hit(let verdict):
-                counts.cacheHits += 1
-                return AuditResult(line: record.line, id: record.id, error: verdict.error, claims: verdict.claims, at: at,
-                                   signatureVerified: verdict.signatureVerified, profile: verdict.profile,
-                                   replayEntry: verdict.replayEntry)
-            case .judge(let claim):
-                claimed = claim
-            }
+        let entry = MultiProfileVerifier.BatchEntry(token: token, at: at, nonce: nonce.map { Nonce($0) })
+        guard cache.isEnabled else { return .verify(entry, hash: 0, claimed: false) }
+        let hash = cache.hash(token: token, nonce: nonce)
+        switch cache.lookupOrClaim(hash, token: token, nonce: nonce, at: at, waits: !defersBusy) {
+        case .hit(let verdict):
+            counts.cacheHits += 1
+            return .answered(AuditResult(line: record.line, id: record.id, error: verdict.error, claims: verdict.claims, at: at,
+                                         signatureVerified: verdict.signatureVerified, profile: verdict.profile,
+                                         replayEntry: verdict.replayEntry))
+        case .judge(let claimed):
+            return .verify(entry, hash: hash, claimed: claimed)
+        case .busy:
+            return .later
         }
+    }
+
+    /// A verified record's result: its verdict cached (releasing the claim, if it held one) and reported.
+    private func conclude(_ record: AuditRecord, _ outcome: ProfileVerification, hash: UInt64, claimed: Bool, cache: VerdictCache,
+                          findReplays: Bool, interners: ClaimInterners, counts: inout Processed) -> AuditResult {
         counts.verifications += 1
-        let outcome = verifier.evaluate(token, at: at, nonce: nonce.map { Nonce($0) })
+        let at = record.at ?? options.defaultTime
+        let token = record.token!
         let claims = ReportedClaims(outcome, interning: interners)
         let replayEntry = findReplays ? outcome.replayEntry(of: token) : nil
         let verdict = VerdictCache.Verdict(error: outcome.error, claims: claims, signatureVerified: outcome.signatureVerified,
                                            profile: outcome.profile, replayEntry: replayEntry)
         if cache.isEnabled {
             let interval = outcome.interval(around: at)
-            cache.insert(hash, token: token, nonce: nonce,
+            cache.insert(hash, token: token, nonce: record.nonce ?? options.defaultNonce,
                          entry: VerdictCache.Entry(from: interval.from, until: interval.until, verdict: verdict),
                          releasing: claimed)
         }
         return AuditResult(line: record.line, id: record.id, error: verdict.error, claims: claims, at: at,
                            signatureVerified: verdict.signatureVerified, profile: verdict.profile, replayEntry: replayEntry)
+    }
+
+    /// Judges one record on its own: from the cache (waiting for a verdict another worker is judging), or verified
+    /// by itself. The caller holds no claim.
+    func judge(_ record: AuditRecord, cache: VerdictCache, findReplays: Bool, interners: ClaimInterners,
+               counts: inout Processed) -> AuditResult {
+        switch lookup(record, cache: cache, defersBusy: false, counts: &counts) {
+        case .answered(let result): return result
+        case .later: preconditionFailure("a lookup that waits never answers later")
+        case .verify(let entry, let hash, let claimed):
+            let outcome = verifier.evaluate(entry.token, at: entry.at, nonce: entry.nonce)
+            return conclude(record, outcome, hash: hash, claimed: claimed, cache: cache, findReplays: findReplays,
+                            interners: interners, counts: &counts)
+        }
     }
 }
 

@@ -4,13 +4,15 @@ import IDTokenKit
 /// Single flight: while one worker judges a token, another worker that meets the same token (the same hash) waits
 /// for that verdict instead of verifying the token a second time.
 extension VerdictCache {
-    /// What ``lookupOrClaim(_:token:nonce:at:)`` found.
+    /// What ``lookupOrClaim(_:token:nonce:at:waits:)`` found.
     enum Lookup {
         /// The verdict held for the token at that time.
         case hit(Verdict)
         /// No verdict: the caller judges the token. When `claimed`, other workers wait for its verdict, and the
         /// caller must pass it to ``insert(_:token:nonce:entry:releasing:)`` with `releasing: true`.
         case judge(claimed: Bool)
+        /// Another worker is judging the token, and the caller asked not to wait (``lookupOrClaim(_:token:nonce:at:waits:)``).
+        case busy
     }
 
     /// How long a worker waits for another worker's verdict on the same token before judging it itself: a
@@ -20,7 +22,10 @@ extension VerdictCache {
     /// The verdict for `token` (with `nonce`) at `at`, if held; otherwise the right to judge it. While another
     /// worker judges a token with the same hash, waits for that verdict first, so that a token repeated in batches
     /// judged at the same moment is verified once. (A different token that shares the hash only waits.)
-    func lookupOrClaim(_ hash: UInt64, token: String, nonce: String?, at: Double) -> Lookup {
+    ///
+    /// With `waits: false` it answers ``Lookup/busy`` instead of waiting: a worker that holds claims of its own
+    /// while it gathers a batch must not wait on another that may be waiting on it.
+    func lookupOrClaim(_ hash: UInt64, token: String, nonce: String?, at: Double, waits: Bool = true) -> Lookup {
         guard isEnabled else { return .judge(claimed: false) }
         let mark = hash | 1
         let shard = shard(hash)
@@ -35,6 +40,7 @@ extension VerdictCache {
                     shard.inFlight.append(mark)
                     return .judge(claimed: true)
                 }
+                guard waits else { return .busy }
                 let until = deadline ?? Date(timeIntervalSinceNow: VerdictCache.patience)
                 deadline = until
                 shard.waiting += 1

@@ -137,7 +137,7 @@ final class VerdictCache: @unchecked Sendable {
     /// Remembers `entry` for `token` (with `nonce`; `hash` is their ``hash(token:nonce:)``), with the verdict
     /// before it: a log presents a token over a short span, so the last two intervals are the ones most likely
     /// asked for next. A token whose text alone is over a generation's byte budget is not remembered. With
-    /// `releasing`, ends the claim ``lookupOrClaim(_:token:nonce:at:)`` gave and wakes the workers waiting on it.
+    /// `releasing`, ends the claim ``lookupOrClaim(_:token:nonce:at:waits:)`` gave and wakes the workers waiting on it.
     func insert(_ hash: UInt64, token: String, nonce: String?, entry: Entry, releasing: Bool = false) {
         guard isEnabled else { return }
         let mark = hash | 1

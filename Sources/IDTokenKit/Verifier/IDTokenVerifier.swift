@@ -130,20 +130,60 @@ public struct IDTokenVerifier: Sendable {
     ///   - nonce: resolved (``Nonce/resolved(_:)``).
     ///   - claims: the payload, when routing has read it from this split already (it is not read again).
     package func step(_ jws: CompactJWS, now: Double, nonce: Nonce?, claims: JSONObject?, reportsRefusals: Bool) -> Step {
+        switch prepare(jws, now: now, nonce: nonce, claims: claims, reportsRefusals: reportsRefusals) {
+        case .decided(let step): return step
+        case .signature(let pending): return finish(pending, signatureValid: jws.verifySignature(with: pending.key))
+        }
+    }
+
+    /// A split token whose key is chosen, waiting only for its signature's verdict: from one libcrypto call
+    /// (``step(_:now:nonce:claims:reportsRefusals:)``) or from a batch of them (``SignatureBatch``).
+    package struct PendingSignature: Sendable {
+        package let jws: CompactJWS
+        /// The key the header chose, checked against the profile's algorithms.
+        package let key: PublicKey
+        let now: Double
+        let nonce: Nonce?
+        let claims: JSONObject?
+        let reportsRefusals: Bool
+    }
+
+    /// Where ``prepare(_:now:nonce:claims:reportsRefusals:)`` left a token.
+    package enum Prepared: Sendable {
+        /// Decided without its signature (refused before it), or waiting for the key source.
+        case decided(Step)
+        /// Its signature is all that is left to check before the claims: ``finish(_:signatureValid:)``.
+        case signature(PendingSignature)
+    }
+
+    /// The way up to the signature: the key set (or the wait for one), the header's algorithm and the key by
+    /// `kid` (or the wait for a refresh when the set lacks it).
+    package func prepare(_ jws: CompactJWS, now: Double, nonce: Nonce?, claims: JSONObject?, reportsRefusals: Bool) -> Prepared {
         guard let keys = fixedKeys ?? keySource.currentKeys() else {
             let unavailable = TokenError(.keysUnavailable, "the key source has no usable key set yet, and a synchronous verification does not fetch one")
-            return .waiting(without: Outcome(verification: .refused(unavailable, signatureVerified: false, header: jws.header, claims: claims))) { [self] in await self.fetched(jws, refreshingFor: nil, now: now, nonce: nonce, claims: claims,
-                                                          reportsRefusals: reportsRefusals) }
+            return .decided(.waiting(without: Outcome(verification: .refused(unavailable, signatureVerified: false, header: jws.header, claims: claims))) { [self] in await self.fetched(jws, refreshingFor: nil, now: now, nonce: nonce, claims: claims,
+                                                          reportsRefusals: reportsRefusals) })
         }
-        let outcome = self.outcome(jws, keys: keys, now: now, nonce: nonce, claims: claims, reportsRefusals: reportsRefusals,
-                                   replay: false)
-        // Only a kid the set lacks is worth a refresh; a missing kid stays missing, and a fixed set stays as it is.
-        if fixedKeys == nil, case .refused(let error, _, _, _) = outcome.verification, error.code == .unknownKey,
-           let kid = jws.header.kid, keys.key(kid: kid) == nil {
-            return .waiting(without: outcome) { [self] in await self.fetched(jws, refreshingFor: kid, now: now, nonce: nonce, claims: claims,
-                                                          reportsRefusals: reportsRefusals) }
+        let key: PublicKey
+        do { key = try selectKey(jws, keys) } catch {
+            let outcome = Outcome(verification: unverified(error, jws, reportsRefusals, claims))
+            // Only a kid the set lacks is worth a refresh; a missing kid stays missing, and a fixed set stays as it is.
+            if fixedKeys == nil, error.code == .unknownKey, let kid = jws.header.kid, keys.key(kid: kid) == nil {
+                return .decided(.waiting(without: outcome) { [self] in await self.fetched(jws, refreshingFor: kid, now: now, nonce: nonce, claims: claims,
+                                                              reportsRefusals: reportsRefusals) })
+            }
+            return .decided(.done(outcome))
         }
-        return replayStep(outcome, jws, now: now)
+        return .signature(PendingSignature(jws: jws, key: key, now: now, nonce: nonce, claims: claims, reportsRefusals: reportsRefusals))
+    }
+
+    /// The way after the signature: the claims, then the replay cache, last.
+    /// - Parameter signatureValid: whether the signature verifies with `pending.key` (libcrypto's answer, or the
+    ///   batch kernel's exact encoding; never a refusal libcrypto has not confirmed).
+    package func finish(_ pending: PendingSignature, signatureValid: Bool) -> Step {
+        let outcome = signed(pending.jws, key: pending.key, valid: signatureValid, now: pending.now, nonce: pending.nonce,
+                             claims: pending.claims, reportsRefusals: pending.reportsRefusals, replay: false)
+        return replayStep(outcome, pending.jws, now: pending.now)
     }
 
     /// The pipeline again after asking the key source (`keys_unavailable` when it has no usable set).
@@ -247,7 +287,15 @@ public struct IDTokenVerifier: Sendable {
         do { key = try selectKey(jws, keys) } catch {
             return Outcome(verification: unverified(error, jws, reportsRefusals, read))
         }
-        guard jws.verifySignature(with: key) else {
+        return signed(jws, key: key, valid: jws.verifySignature(with: key), now: now, nonce: nonce, claims: read,
+                      reportsRefusals: reportsRefusals, replay: replay)
+    }
+
+    /// Steps 4–6 once the signature's verdict is known: the claims, the nonce, the verified-token cache and, when
+    /// `replay`, the synchronous replay cache.
+    private func signed(_ jws: CompactJWS, key: PublicKey, valid: Bool, now: Double, nonce: Nonce?, claims read: JSONObject?,
+                        reportsRefusals: Bool, replay: Bool) -> Outcome {
+        guard valid else {
             return Outcome(verification: unverified(TokenError(.badSignature, "the signature does not verify with key \"\(key.kid ?? "(no kid)")\": the token was altered, or signed by someone else"),
                                                     jws, reportsRefusals, read))
         }

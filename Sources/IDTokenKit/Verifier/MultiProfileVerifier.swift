@@ -183,6 +183,54 @@ public struct MultiProfileVerifier: Sendable {
         }
     }
 
+    /// One token of a batch, with what ``evaluate(_:at:nonce:profile:)`` takes for it.
+    public struct BatchEntry: Sendable {
+        /// The compact JWS as received.
+        public var token: String
+        /// The time of verification, in Unix seconds.
+        public var at: Double
+        /// The nonce the sign-in flow used, if any.
+        public var nonce: Nonce?
+        /// The name of the member that must verify the token; nil: the one its issuer names.
+        public var profile: String?
+
+        public init(token: String, at: Double, nonce: Nonce? = nil, profile: String? = nil) {
+            self.token = token
+            self.at = at
+            self.nonce = nonce
+            self.profile = profile
+        }
+    }
+
+    /// Verifies `entries` without suspending, one outcome each, in order: each exactly as
+    /// ``evaluate(_:at:nonce:profile:)`` verifies it, with the signatures checked together (DESIGN §13). RS256
+    /// signatures under RSA-2048 keys go eight at a time through the AVX-512 IFMA kernel when the CPU has it,
+    /// compared in full with their PKCS#1 v1.5 encoding, and any the kernel refuses is checked again by libcrypto
+    /// before it is reported bad; every other signature (other algorithms and key sizes, and every one on a CPU
+    /// without IFMA) is libcrypto's single check.
+    public func evaluate(batch entries: [BatchEntry]) -> [ProfileVerification] {
+        evaluate(batch: entries, signatures: SignatureBatch())
+    }
+
+    /// ``evaluate(batch:)`` with the caller's ``SignatureBatch`` (a worker thread keeps one).
+    package func evaluate(batch entries: [BatchEntry], signatures: SignatureBatch) -> [ProfileVerification] {
+        var outcomes = [ProfileVerification?](repeating: nil, count: entries.count)
+        var pending: [(index: Int, token: PendingToken)] = []
+        pending.reserveCapacity(entries.count)
+        for (index, entry) in entries.enumerated() {
+            switch prepare(entry.token, now: entry.at, nonce: entry.nonce, profile: entry.profile, reportsRefusals: true) {
+            case .decided(.done(let outcome)), .decided(.waiting(let outcome, _)): outcomes[index] = outcome
+            case .signature(let token): pending.append((index, token))
+            }
+        }
+        signatures.verify(count: pending.count, entry: { (pending[$0].token.jws, pending[$0].token.key) }) { k, valid in
+            switch pending[k].token.finish(signatureValid: valid) {
+            case .done(let outcome), .waiting(let outcome, _): outcomes[pending[k].index] = outcome
+            }
+        }
+        return outcomes.map { $0! }
+    }
+
     /// How far a token got without waiting.
     package enum Step: Sendable {
         case done(ProfileVerification)
@@ -195,11 +243,44 @@ public struct MultiProfileVerifier: Sendable {
     /// - Parameter reportsRefusals: read the payload of a token refused before its signature, for reports.
     package func step(_ token: String, now: Double, nonce given: Nonce?, profile name: String?,
                       reportsRefusals: Bool) -> Step {
+        switch prepare(token, now: now, nonce: given, profile: name, reportsRefusals: reportsRefusals) {
+        case .decided(let step): return step
+        case .signature(let pending): return pending.finish(signatureValid: pending.jws.verifySignature(with: pending.key))
+        }
+    }
+
+    /// A routed token whose signature is all that is left to check before its profile's claims.
+    package struct PendingToken: Sendable {
+        fileprivate let route: Route
+        fileprivate let pending: IDTokenVerifier.PendingSignature
+        fileprivate let routingClaims: JSONObject?
+
+        /// The split token, and the key its header chose (checked against the profile's algorithms).
+        package var jws: CompactJWS { pending.jws }
+        package var key: PublicKey { pending.key }
+
+        /// The rest of the way, given the signature's verdict.
+        package func finish(signatureValid: Bool) -> Step {
+            route.finish(pending, signatureValid: signatureValid, routingClaims: routingClaims)
+        }
+    }
+
+    /// Where ``prepare(_:now:nonce:profile:reportsRefusals:)`` left a token.
+    package enum Prepared: Sendable {
+        case decided(Step)
+        case signature(PendingToken)
+    }
+
+    /// A token's way up to its signature: the profile (named, or routed by issuer), the profile's verified-token
+    /// cache, the split, the key set and the key. Every door's way, whether the signatures are then checked one at
+    /// a time (``step(_:now:nonce:profile:reportsRefusals:)``) or together (``evaluate(batch:)``).
+    package func prepare(_ token: String, now: Double, nonce given: Nonce?, profile name: String?,
+                         reportsRefusals: Bool) -> Prepared {
         let chosen: Int?
         if let name {
             guard let index = byName[name] else {
-                return .done(ProfileVerification(error: TokenError(.wrongIssuer, "no profile is named \"\(String(name.prefix(200)))\" (profiles: \(members.map(\.name).joined(separator: ", ")))"),
-                                                 signatureVerified: false, splitHeader: nil, claims: nil, leeway: 0, profile: nil))
+                return .decided(.done(ProfileVerification(error: TokenError(.wrongIssuer, "no profile is named \"\(String(name.prefix(200)))\" (profiles: \(members.map(\.name).joined(separator: ", ")))"),
+                                                 signatureVerified: false, splitHeader: nil, claims: nil, leeway: 0, profile: nil)))
             }
             chosen = index
         } else {
@@ -210,15 +291,15 @@ public struct MultiProfileVerifier: Sendable {
         // are unique across profiles, so routing would have chosen the profile that holds it.
         if let chosen {
             let route = routes[chosen]
-            if let hit = route.cachedToken(token, now: now, nonce: nonce) { return .done(route.accepted(hit)) }
+            if let hit = route.cachedToken(token, now: now, nonce: nonce) { return .decided(.done(route.accepted(hit))) }
             let jws: CompactJWS
             do { jws = try CompactJWS(token, limits: route.limits) } catch {
-                return .done(unsplit(error, token, limits: route.limits, leeway: route.leeway, profile: route.name))
+                return .decided(.done(unsplit(error, token, limits: route.limits, leeway: route.leeway, profile: route.name)))
             }
-            return route.step(jws, now: now, nonce: nonce, claims: nil, reportsRefusals: reportsRefusals)
+            return route.prepare(jws, now: now, nonce: nonce, claims: nil, reportsRefusals: reportsRefusals)
         }
         for route in routes {
-            if let hit = route.cachedToken(token, now: now, nonce: nonce) { return .done(route.accepted(hit)) }
+            if let hit = route.cachedToken(token, now: now, nonce: nonce) { return .decided(.done(route.accepted(hit))) }
         }
         let jws: CompactJWS
         let claims: JSONObject
@@ -226,26 +307,26 @@ public struct MultiProfileVerifier: Sendable {
             jws = try CompactJWS(token, limits: routingLimits)
             claims = try jws.claims(maxDepth: routingLimits.maxDepth)
         } catch {
-            return .done(unsplit(error, token, limits: routingLimits, leeway: 0, profile: nil))
+            return .decided(.done(unsplit(error, token, limits: routingLimits, leeway: 0, profile: nil)))
         }
         guard let index = claims.withString(ClaimKey.iss, member(issuedBy:)) ?? nil else {
             let shown = claims["iss"].map { $0.string.map { "\"\(String($0.prefix(200)))\"" } ?? "a \($0.kind)" } ?? "no issuer"
             let known = byIssuer.keys.sorted().joined(separator: ", ")
-            return .done(ProfileVerification(error: TokenError(.wrongIssuer, claim: "iss", "no profile accepts tokens from \(shown) (configured issuers: \(known))"),
+            return .decided(.done(ProfileVerification(error: TokenError(.wrongIssuer, claim: "iss", "no profile accepts tokens from \(shown) (configured issuers: \(known))"),
                                              signatureVerified: false, splitHeader: jws.header, claims: claims, leeway: 0,
-                                             profile: nil, payloadRange: jws.payloadRange))
+                                             profile: nil, payloadRange: jws.payloadRange)))
         }
         let route = routes[index]
         guard route.limits == routingLimits else {
             // A profile with tighter limits than another's splits the token under its own.
             let own: CompactJWS
             do { own = try CompactJWS(token, limits: route.limits) } catch {
-                return .done(ProfileVerification(error: error, signatureVerified: false, splitHeader: jws.header, claims: claims,
-                                                 leeway: route.leeway, profile: route.name, payloadRange: jws.payloadRange))
+                return .decided(.done(ProfileVerification(error: error, signatureVerified: false, splitHeader: jws.header, claims: claims,
+                                                 leeway: route.leeway, profile: route.name, payloadRange: jws.payloadRange)))
             }
-            return route.step(own, now: now, nonce: nonce, claims: nil, reportsRefusals: reportsRefusals)
+            return route.prepare(own, now: now, nonce: nonce, claims: nil, reportsRefusals: reportsRefusals)
         }
-        return route.step(jws, now: now, nonce: nonce, claims: claims, reportsRefusals: reportsRefusals)
+        return route.prepare(jws, now: now, nonce: nonce, claims: claims, reportsRefusals: reportsRefusals)
     }
 
     /// A token that could not be split: its header and payload as far as they read, for the report.
@@ -271,7 +352,7 @@ public struct MultiProfileVerifier: Sendable {
     }
 
     /// One member as a token's way uses it, with what each token reads of its policy worked out once.
-    private final class Route: Sendable {
+    fileprivate final class Route: Sendable {
         let name: String
         let verifier: IDTokenVerifier
         let leeway: Double
@@ -298,10 +379,23 @@ public struct MultiProfileVerifier: Sendable {
                                 claims: verified.claims.object, leeway: leeway, profile: name, payloadRange: verified.payloadRange)
         }
 
-        func step(_ jws: CompactJWS, now: Double, nonce: Nonce?, claims: JSONObject?, reportsRefusals: Bool) -> Step {
-            let payload = jws.payloadRange
+        func prepare(_ jws: CompactJWS, now: Double, nonce: Nonce?, claims: JSONObject?, reportsRefusals: Bool) -> Prepared {
             let resolved = nonce?.resolved(verifier.profile.nonceMode)
-            switch verifier.step(jws, now: now, nonce: resolved, claims: claims, reportsRefusals: reportsRefusals) {
+            switch verifier.prepare(jws, now: now, nonce: resolved, claims: claims, reportsRefusals: reportsRefusals) {
+            case .decided(let step):
+                return .decided(mapped(step, payload: jws.payloadRange, routingClaims: claims))
+            case .signature(let pending):
+                return .signature(PendingToken(route: self, pending: pending, routingClaims: claims))
+            }
+        }
+
+        func finish(_ pending: IDTokenVerifier.PendingSignature, signatureValid: Bool, routingClaims: JSONObject?) -> Step {
+            mapped(verifier.finish(pending, signatureValid: signatureValid), payload: pending.jws.payloadRange,
+                   routingClaims: routingClaims)
+        }
+
+        private func mapped(_ step: IDTokenVerifier.Step, payload: Range<Int>, routingClaims claims: JSONObject?) -> Step {
+            switch step {
             case .done(let outcome):
                 return .done(verdict(outcome, payload: payload, routingClaims: claims))
             case .waiting(let without, let rest):

@@ -10,6 +10,9 @@ final class RSABatchKey: @unchecked Sendable {
     let modulus: OpaquePointer
     let exponent: OpaquePointer
     let montgomery: OpaquePointer
+    /// The modulus as 256 big-endian bytes: a signature at or above it is refused by libcrypto, so the batch path
+    /// leaves it to libcrypto.
+    let modulusBytes: [UInt8]
 
     /// Nil unless `modulus` is exactly 2048 bits (the size the kernel computes; larger keys stay on the
     /// single-operation path).
@@ -45,6 +48,7 @@ final class RSABatchKey: @unchecked Sendable {
             ERR_clear_error()
         }
         self.constants = constants
+        self.modulusBytes = modulusBytes
     }
 
     deinit {

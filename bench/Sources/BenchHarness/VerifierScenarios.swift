@@ -38,7 +38,31 @@ func verifierScenarios(_ fixtures: Fixtures) throws -> [Scenario] {
                               baseline: "raw-rsa2048") {
         return { (try? await asyncVerifier.verify(firebase, now: now)) != nil }
     })
+    scenarios.append(try batchScenario(fixtures, audience: try audience("firebase")))
     return scenarios
+}
+
+/// Eight distinct Firebase ID tokens per call through ``MultiProfileVerifier/evaluate(batch:)``, each thread with a
+/// ``SignatureBatch`` of its own (as each audit worker keeps one), counted as eight verifications: their RS256
+/// signatures go through the IFMA kernel eight at a time where the CPU has it (or `IDTK_RSA_BATCH` names another
+/// implementation), one libcrypto call each otherwise.
+func batchScenario(_ fixtures: Fixtures, audience: String) throws -> Scenario {
+    let at = Double(fixtures.now)
+    let verifier = MultiProfileVerifier(try IDTokenVerifier(profile: .firebase(projectID: audience), keys: fixtures.jwks))
+    let entries = try (1...8).map { MultiProfileVerifier.BatchEntry(token: try fixtures.token("firebase-user-\($0)"), at: at) }
+    let check = SignatureBatch()
+    let outcomes = verifier.evaluate(batch: entries, signatures: check)
+    guard outcomes.allSatisfy({ $0.error == nil }) else {
+        throw BenchError("a firebase-user fixture does not verify through the batch: \(outcomes.compactMap(\.error))")
+    }
+    var scenario = Scenario(name: "verify-firebase-batch8",
+                            summary: "MultiProfileVerifier.evaluate(batch:), 8 distinct Firebase ID tokens, signatures by \(check.implementation.rawValue)",
+                            baseline: "raw-rsa2048") {
+        let signatures = SignatureBatch()
+        return { verifier.evaluate(batch: entries, signatures: signatures).allSatisfy { $0.error == nil } }
+    }
+    scenario.operationsPerCall = 8
+    return scenario
 }
 
 /// Tokens seen before: the verifier's ``VerifiedTokenCache`` answers them (the time claims, the key and the

@@ -1,0 +1,70 @@
+import Foundation
+import IDTokenKit
+import Testing
+
+/// ``MultiProfileVerifier/evaluate(batch:)`` against ``MultiProfileVerifier/evaluate(_:at:nonce:profile:)`` token by
+/// token: every generated vector that has a key set (replay cases aside: a replay cache is stateful), grouped by
+/// profile and keys, each group verified as one batch in every implementation of the signature lanes this CPU runs
+/// (the IFMA kernel when present; its portable and emulated forms on any CPU). The outcomes must be the same:
+/// verdict, code, claim, message, how far the token got, the profile and the claims read.
+@Suite struct BatchVerificationTests {
+    struct Group {
+        let verifier: MultiProfileVerifier
+        let entries: [MultiProfileVerifier.BatchEntry]
+        let ids: [String]
+    }
+
+    static func groups() throws -> [Group] {
+        var order: [String] = []
+        var byKey: [String: (profile: JSONTree, keys: JSONTree, cases: [JSONTree])] = [:]
+        for test in GeneratedVectorTests.cases {
+            let c = test.json
+            guard let keys = c["keys"], keys != .null, c["replay"] == nil, let profile = c["profile"] else { continue }
+            let key = "\(profile)|\(keys)"
+            if byKey[key] == nil { order.append(key); byKey[key] = (profile, keys, []) }
+            byKey[key]!.cases.append(c)
+        }
+        return try order.map { key in
+            let group = byKey[key]!
+            let verifier = MultiProfileVerifier(try IDTokenVerifier(profile: try VectorProfile.make(group.profile),
+                                                                    keys: try VectorFiles.keySet(group.keys)))
+            return Group(verifier: verifier,
+                         entries: group.cases.map { c in
+                             MultiProfileVerifier.BatchEntry(token: c["token"]!.string!, at: Double(c["at"]!.int64!),
+                                                             nonce: VectorProfile.nonce(c["nonce"]))
+                         },
+                         ids: group.cases.map { $0["id"]?.string ?? "?" })
+        }
+    }
+
+    static func same(_ a: ProfileVerification, _ b: ProfileVerification) -> Bool {
+        a.error == b.error && a.error?.message == b.error?.message && a.signatureVerified == b.signatureVerified
+            && a.profile == b.profile && a.claims?.rawJSON == b.claims?.rawJSON
+            && a.verifiedToken?.claims.object.rawJSON == b.verifiedToken?.claims.object.rawJSON
+    }
+
+    @Test(arguments: RSABatchImplementation.allCases.filter(\.isAvailable))
+    func batchAgreesWithSingle(_ implementation: RSABatchImplementation) throws {
+        let groups = try Self.groups()
+        #expect(groups.map(\.entries.count).reduce(0, +) >= 400)
+        let signatures = SignatureBatch(implementation: implementation)
+        var accepted = 0
+        for group in groups {
+            let batch = group.verifier.evaluate(batch: group.entries, signatures: signatures)
+            #expect(batch.count == group.entries.count)
+            for (k, entry) in group.entries.enumerated() {
+                let single = group.verifier.evaluate(entry.token, at: entry.at, nonce: entry.nonce)
+                #expect(Self.same(batch[k], single),
+                        "\(implementation) \(group.ids[k]): batch \(batch[k].error?.description ?? "valid"), single \(single.error?.description ?? "valid")")
+                if single.error == nil { accepted += 1 }
+            }
+        }
+        #expect(accepted >= 50)
+        if implementation != .libcrypto {
+            // The RS256 vectors with 2048-bit keys took lanes: the accepted ones there, the altered ones refused and
+            // checked again by libcrypto.
+            #expect(signatures.kernelAccepted >= 30)
+            #expect(signatures.kernelRefused >= 5)
+        }
+    }
+}
