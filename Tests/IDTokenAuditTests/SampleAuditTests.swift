@@ -98,6 +98,24 @@ struct SampleAuditTests {
         #expect(Set(one.results.map(\.line)).count == one.results.count)
     }
 
+    @Test("the kernel's lanes give the libcrypto run's output byte for byte, and the verdicts the generator computed",
+          arguments: RSABatchImplementation.allCases.filter { $0.isAvailable && $0 != .libcrypto })
+    func batchKernelAgrees(implementation: RSABatchImplementation) throws {
+        let bytes = try Sample.bytes(Sample.log)
+        // Batches of 64 lines on two workers, without the verdict cache, so that every record is verified and lanes
+        // mix the providers' keys and the refused signatures.
+        let single = try AuditRun(bytes, verifier: try Sample.verifier(), threads: 2, replay: MemoryReplayDetector(), cache: 0,
+                                  batchLines: 64, signatures: .libcrypto)
+        let batched = try AuditRun(bytes, verifier: try Sample.verifier(), threads: 2, replay: MemoryReplayDetector(), cache: 0,
+                                   batchLines: 64, signatures: implementation)
+        #expect(!single.output.isEmpty)
+        #expect(batched.output == single.output)
+        #expect(batched.summary.verifications == single.summary.verifications && batched.summary.cacheHits == 0)
+        let expected = try Sample.expected()
+        #expect(batched.summary.records == expected["records"] as? Int)
+        #expect(batched.summary.byError.filter { $0.key != "replayed" } == (expected["byError"] as? [String: Int])?.filter { $0.key != "replayed" })
+    }
+
     @Test("the HTML report is one self-contained page with its three plots")
     func htmlReport() throws {
         let run = try AuditRun(try Sample.bytes(Sample.log), verifier: try Sample.verifier(), replay: MemoryReplayDetector())

@@ -58,16 +58,18 @@ struct AuditRun {
     var summary = AuditSummary()
 
     init(_ bytes: [UInt8], verifier: MultiProfileVerifier, threads: Int = 2, format: OutputFormat = .ndjson, replay: (any ReplayDetector)? = nil,
-         cache: Int = 16_384, batchLines: Int = 7, maxLineBytes: Int = 1 << 20, chunkSize: Int = 4096, at: Double = Sample.at) throws {
+         cache: Int = 16_384, batchLines: Int = 7, maxLineBytes: Int = 1 << 20, chunkSize: Int = 4096, at: Double = Sample.at,
+         signatures: RSABatchImplementation = .selected) throws {
         try self.init(MemoryByteSource(bytes, chunkSize: chunkSize), verifier: verifier, threads: threads, format: format, replay: replay,
-                      cache: cache, batchLines: batchLines, maxLineBytes: maxLineBytes, at: at)
+                      cache: cache, batchLines: batchLines, maxLineBytes: maxLineBytes, at: at, signatures: signatures)
     }
 
     init(_ source: any ByteSource, verifier: MultiProfileVerifier, threads: Int = 2, format: OutputFormat = .ndjson,
          replay: (any ReplayDetector)? = nil, cache: Int = 16_384, batchLines: Int = 7, maxLineBytes: Int = 1 << 20,
-         at: Double = Sample.at) throws {
-        let options = AuditOptions(threads: threads, defaultTime: at, maxLineBytes: maxLineBytes, cacheCapacity: cache,
+         at: Double = Sample.at, signatures: RSABatchImplementation = .selected) throws {
+        var options = AuditOptions(threads: threads, defaultTime: at, maxLineBytes: maxLineBytes, cacheCapacity: cache,
                                    batchLines: batchLines, format: format)
+        options.signatures = signatures
         let sink = MemorySink()
         var results: [AuditResult] = []
         summary = try AuditEngine(verifier: verifier, options: options).run(source, output: sink, replay: replay,

@@ -126,7 +126,7 @@ package final class AuditEngine: @unchecked Sendable {
         for _ in 0..<options.threads {
             Thread { [self] in
                 let interners = ClaimInterners()
-                let signatures = SignatureBatch()
+                let signatures = SignatureBatch(implementation: options.signatures)
                 while let batch = pipeline.work.pop() {
                     pipeline.done.put(batch.sequence, process(batch, cache: cache, findReplays: findReplays, interners: interners,
                                                              signatures: signatures))

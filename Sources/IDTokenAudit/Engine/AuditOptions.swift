@@ -1,4 +1,5 @@
 import Foundation
+import IDTokenKit
 
 /// How an ``AuditEngine`` runs.
 package struct AuditOptions: Sendable {
@@ -27,6 +28,9 @@ package struct AuditOptions: Sendable {
     package var pipe = false
     /// The number of the input's first line (1, or more when the input is a piece of a larger log).
     package var firstLine = 1
+    /// How the workers compute the RS256 signatures they verify together (``SignatureBatch``): by default the IFMA
+    /// kernel where the CPU has it, else libcrypto one at a time. Every implementation gives the same verdicts.
+    package var signatures: RSABatchImplementation = .selected
 
     package init(threads: Int = ProcessInfo.processInfo.activeProcessorCount, defaultTime: Double,
                 defaultNonce: String? = nil, maxLineBytes: Int = 1 << 20, cacheCapacity: Int = 8192,
