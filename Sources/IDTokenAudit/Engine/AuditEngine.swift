@@ -328,8 +328,8 @@ package final class AuditEngine: @unchecked Sendable {
         case blank(line: Int)
         /// Answered already: a line without a token, or a verdict from the cache.
         case answered(AuditResult)
-        /// Verified with the batch: `entry` is its place in the batch's entries.
-        case verifying(AuditRecord, entry: Int, hash: UInt64, claimed: Bool)
+        /// Verified with the batch.
+        case verifying(AuditRecord, hash: UInt64, claimed: Bool)
         /// The same token as an earlier record of this batch, or one another worker is judging: looked up again
         /// once the batch's verdicts are in the cache.
         case later(AuditRecord)
@@ -350,6 +350,9 @@ package final class AuditEngine: @unchecked Sendable {
         gathered.reserveCapacity(batch.lines.count)
         var entries: [MultiProfileVerifier.BatchEntry] = []
         entries.reserveCapacity(batch.lines.count)
+        // Where each entry's record is in `gathered`.
+        var positions: [Int] = []
+        positions.reserveCapacity(batch.lines.count)
         for line in batch.lines {
             guard let record = extractor.extract(line) else {
                 gathered.append(.blank(line: line.number))
@@ -359,18 +362,21 @@ package final class AuditEngine: @unchecked Sendable {
             case .answered(let result): gathered.append(.answered(result))
             case .later: gathered.append(.later(record))
             case .verify(let entry, let hash, let claimed):
-                gathered.append(.verifying(record, entry: entries.count, hash: hash, claimed: claimed))
+                positions.append(gathered.count)
+                gathered.append(.verifying(record, hash: hash, claimed: claimed))
                 entries.append(entry)
             }
         }
-        let outcomes = entries.isEmpty ? [] : verifier.evaluate(batch: entries, signatures: signatures)
         // The verified records' verdicts go into the cache first, releasing every claim this worker holds; only then
         // does it wait for verdicts other workers are judging, so that no two workers ever wait on each other.
         var concluded = [AuditResult?](repeating: nil, count: gathered.count)
-        for (k, item) in gathered.enumerated() {
-            guard case .verifying(let record, let entry, let hash, let claimed) = item else { continue }
-            concluded[k] = conclude(record, outcomes[entry], hash: hash, claimed: claimed, cache: cache, findReplays: findReplays,
-                                    interners: interners, counts: &out)
+        if !entries.isEmpty {
+            verifier.evaluate(batch: entries, signatures: signatures) { entry, outcome in
+                let k = positions[entry]
+                guard case .verifying(let record, let hash, let claimed) = gathered[k] else { return }
+                concluded[k] = conclude(record, outcome, hash: hash, claimed: claimed, cache: cache, findReplays: findReplays,
+                                        interners: interners, counts: &out)
+            }
         }
         for (k, item) in gathered.enumerated() {
             let result: AuditResult

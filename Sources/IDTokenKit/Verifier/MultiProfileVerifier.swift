@@ -215,20 +215,28 @@ public struct MultiProfileVerifier: Sendable {
     /// ``evaluate(batch:)`` with the caller's ``SignatureBatch`` (a worker thread keeps one).
     package func evaluate(batch entries: [BatchEntry], signatures: SignatureBatch) -> [ProfileVerification] {
         var outcomes = [ProfileVerification?](repeating: nil, count: entries.count)
+        evaluate(batch: entries, signatures: signatures) { outcomes[$0] = $1 }
+        return outcomes.map { $0! }
+    }
+
+    /// ``evaluate(batch:)`` handing each outcome to `body` with its entry's index as soon as it is known (tokens
+    /// refused before their signature first, the others as their lanes complete), so that a caller that keeps its
+    /// own per-token state (the audit) copies no array of outcomes.
+    package func evaluate(batch entries: [BatchEntry], signatures: SignatureBatch, _ body: (Int, consuming ProfileVerification) -> Void) {
         var pending: [(index: Int, token: PendingToken)] = []
         pending.reserveCapacity(entries.count)
-        for (index, entry) in entries.enumerated() {
+        for index in entries.indices {
+            let entry = entries[index]
             switch prepare(entry.token, now: entry.at, nonce: entry.nonce, profile: entry.profile, reportsRefusals: true) {
-            case .decided(.done(let outcome)), .decided(.waiting(let outcome, _)): outcomes[index] = outcome
+            case .decided(.done(let outcome)), .decided(.waiting(let outcome, _)): body(index, outcome)
             case .signature(let token): pending.append((index, token))
             }
         }
         signatures.verify(count: pending.count, entry: { (pending[$0].token.jws, pending[$0].token.key) }) { k, valid in
             switch pending[k].token.finish(signatureValid: valid) {
-            case .done(let outcome), .waiting(let outcome, _): outcomes[pending[k].index] = outcome
+            case .done(let outcome), .waiting(let outcome, _): body(pending[k].index, outcome)
             }
         }
-        return outcomes.map { $0! }
     }
 
     /// How far a token got without waiting.
