@@ -37,6 +37,8 @@ final class ServeConnection: ChannelDuplexHandler {
     private let parser: HTTPRequestParser
     private let requestTimeout: TimeAmount
     private let idleTimeout: TimeAmount
+    /// This connection's event loop's batch of signatures, when the service verifies them together.
+    private let batcher: SignatureBatcher?
     /// Where the connection stands (``ServeConnectionPhase``).
     private(set) var phase = ServeConnectionPhase.idle
     /// Bytes received and not yet consumed.
@@ -50,8 +52,9 @@ final class ServeConnection: ChannelDuplexHandler {
     /// How long a lingering close waits for the client to close its side.
     static let lingerTime = TimeAmount.seconds(2)
 
-    init(service: ServeService, now: NIODeadline = .now()) {
+    init(service: ServeService, batcher: SignatureBatcher? = nil, now: NIODeadline = .now()) {
         self.service = service
+        self.batcher = batcher
         let settings = service.settings
         self.parser = HTTPRequestParser(limit: settings.maxHeaderBytes, nonceHeader: settings.nonceHeader,
                                         appCheckHeader: settings.appCheckProfile == nil ? nil : settings.appCheckHeader)
@@ -204,25 +207,53 @@ final class ServeConnection: ChannelDuplexHandler {
 
     private func answer(_ head: HTTPRequestParser.Head, context: ChannelHandlerContext) {
         let started = NIODeadline.now()
-        switch service.decide(head.request) {
+        decided(service.decide(head.request, batching: batcher != nil), head: head, started: started, context: context)
+    }
+
+    /// Writes the answer now, or stops reading until it is ready: after an asynchronous wait, or once the token's
+    /// signature has been verified with the others of this event-loop cycle (``SignatureBatcher``).
+    private func decided(_ decision: ServeDecision, head: HTTPRequestParser.Head, started: NIODeadline, context: ChannelHandlerContext) {
+        switch decision {
         case .now(let response):
-            write(response, for: head, started: started, closing: false, context: context)
-        case .later(let work):
-            switch phase {
-            case .body(let remaining, let since): phase = .answering(remaining: remaining, since: since, closing: false)
-            default: phase = .answering(remaining: 0, since: context.eventLoop.now, closing: false)
+            if case .answering = phase {
+                completed(response, for: head, started: started, context: context)
+            } else {
+                write(response, for: head, started: started, closing: false, context: context)
             }
+        case .later(let work):
+            waitForAnswer(context: context)
             let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
             context.eventLoop.makeFutureWithTask { await work() }.whenSuccess { response in
                 let (handler, context) = loopBound.value
-                guard case .answering(let remaining, let since, let closing) = handler.phase else { return }
-                handler.phase = remaining > 0 ? .body(remaining: remaining, since: since) : .idle
-                handler.write(response, for: head, started: started, closing: closing, context: context)
-                handler.flushIfNeeded(context: context)
-                handler.process(context: context)
-                handler.resumeReading(context: context)
+                handler.completed(response, for: head, started: started, context: context)
+            }
+        case .signature(let pending, let then):
+            waitForAnswer(context: context)
+            batcher!.add(pending) { [self] valid in
+                guard case .answering = phase else { return }
+                decided(then(pending.finish(signatureValid: valid)), head: head, started: started, context: context)
             }
         }
+    }
+
+    /// No request is read or answered on this connection until ``completed(_:for:started:context:)``.
+    private func waitForAnswer(context: ChannelHandlerContext) {
+        if case .answering = phase { return }
+        switch phase {
+        case .body(let remaining, let since): phase = .answering(remaining: remaining, since: since, closing: false)
+        default: phase = .answering(remaining: 0, since: context.eventLoop.now, closing: false)
+        }
+    }
+
+    /// Writes an answer that was waited for, then goes on with the requests buffered behind it.
+    private func completed(_ response: ServeResponse, for head: HTTPRequestParser.Head, started: NIODeadline,
+                           context: ChannelHandlerContext) {
+        guard case .answering(let remaining, let since, let closing) = phase else { return }
+        phase = remaining > 0 ? .body(remaining: remaining, since: since) : .idle
+        write(response, for: head, started: started, closing: closing, context: context)
+        flushIfNeeded(context: context)
+        process(context: context)
+        resumeReading(context: context)
     }
 
     /// Writes `response` as HTTP/1.1 bytes; closes after it when the request or a shutdown (`closing`) says so.

@@ -29,9 +29,13 @@ package struct ServeResponse: Sendable {
     var slot: Int?
 }
 
-/// The answer to a request: ready now (the common case: keys cached, no store to ask), or after waiting for a
-/// key fetch or the Redis replay store.
+/// The answer to a request: ready now (the common case: keys cached, no store to ask), after waiting for a
+/// key fetch or the Redis replay store, or (for a door that batches signatures) once the token's signature has been
+/// verified with the others of its event-loop cycle.
 enum ServeDecision {
     case now(ServeResponse)
     case later(@Sendable () async -> ServeResponse)
+    /// Everything but the signature is decided: `then` gives the decision once it is verified
+    /// (``MultiProfileVerifier/PendingToken/finish(signatureValid:)``).
+    case signature(MultiProfileVerifier.PendingToken, then: (MultiProfileVerifier.Step) -> ServeDecision)
 }

@@ -13,6 +13,18 @@ package final class ServeServer: Sendable {
     /// Open connections, for the shutdown to ask each one to finish (taken once per connection, not per request).
     private let connections = NIOLockedValueBox<[ObjectIdentifier: Channel]>([:])
     private let stopped = NIOLockedValueBox<Bool>(false)
+    private let batchers = NIOLockedValueBox<[SignatureBatcher]>([])
+
+    /// The signature batches run so far, the tokens verified in them and the largest (read on each loop's thread).
+    package func signatureBatches() async -> (batches: Int, tokens: Int, largest: Int) {
+        var total = (batches: 0, tokens: 0, largest: 0)
+        for batcher in batchers.withLockedValue({ $0 }) {
+            let counts = try? await batcher.eventLoop.submit { (batcher.batches, batcher.tokens, batcher.largest) }.get()
+            guard let counts else { continue }
+            total = (total.batches + counts.0, total.tokens + counts.1, max(total.largest, counts.2))
+        }
+        return total
+    }
 
     package init(service: ServeService, threads: Int = System.coreCount) {
         self.service = service
@@ -24,6 +36,16 @@ package final class ServeServer: Sendable {
         let service = self.service
         let settings = service.settings
         let metrics = service.metrics
+        // One batch of signatures per event loop, when the signatures are computed several at a time (a CPU with
+        // AVX-512 IFMA): with libcrypto one at a time, each is verified where its request is read.
+        var batchers: [ObjectIdentifier: SignatureBatcher] = [:]
+        if settings.signatures != .libcrypto, settings.signatures.isAvailable {
+            for loop in group.makeIterator() {
+                batchers[ObjectIdentifier(loop)] = SignatureBatcher(eventLoop: loop, implementation: settings.signatures)
+            }
+        }
+        self.batchers.withLockedValue { $0 = Array(batchers.values) }
+        let loopBatchers = batchers
         let bootstrap = ServerBootstrap(group: group)
             .serverChannelOption(ChannelOptions.backlog, value: 1024)
             .serverChannelOption(ChannelOptions.socketOption(.so_reuseaddr), value: 1)
@@ -46,7 +68,8 @@ package final class ServeServer: Sendable {
                     connections.withLockedValue { _ = $0.removeValue(forKey: id) }
                 }
                 return channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.addHandler(ServeConnection(service: service))
+                    try channel.pipeline.syncOperations.addHandler(
+                        ServeConnection(service: service, batcher: loopBatchers[ObjectIdentifier(channel.eventLoop)]))
                 }
             }
         let channel = try await bootstrap.bind(host: settings.host, port: settings.port).get()

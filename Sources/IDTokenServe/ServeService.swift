@@ -103,14 +103,16 @@ package final class ServeService: Sendable {
     var now: Double { fixedTime ?? Date().timeIntervalSince1970 }
 
     /// Answers `request`.
-    func decide(_ request: ServeRequest) -> ServeDecision {
+    /// - Parameter batching: whether the door can verify the ID token's signature with others (``ServeDecision/signature(_:then:)``);
+    ///   without, it is verified here.
+    func decide(_ request: ServeRequest, batching: Bool = false) -> ServeDecision {
         // On the target's bytes: comparing `Character`s would walk grapheme clusters on every request.
         var path = Self.originForm(Substring(request.target))
         if let query = path.utf8.firstIndex(of: UInt8(ascii: "?")) { path = path[..<query] }
         let verifyPrefix = "/verify".utf8
         if path.utf8.starts(with: verifyPrefix),
            path.utf8.count == verifyPrefix.count || path.utf8[path.utf8.index(path.startIndex, offsetBy: verifyPrefix.count)] == UInt8(ascii: "/") {
-            return verify(request, path: path[path.utf8.index(path.startIndex, offsetBy: verifyPrefix.count)...])
+            return verify(request, path: path[path.utf8.index(path.startIndex, offsetBy: verifyPrefix.count)...], batching: batching)
         }
         metrics.countOtherRequest()
         switch path {
@@ -132,17 +134,24 @@ package final class ServeService: Sendable {
     /// HTTP door decides, and counted in the same metrics.
     package func respond(to request: ServeRequest) async -> ServeResponse {
         let started = ContinuousClock.now
-        let response: ServeResponse
-        switch decide(request) {
-        case .now(let ready): response = ready
-        case .later(let work): response = await work()
-        }
+        let response = await Self.response(of: decide(request))
         if let slot = response.slot {
             let elapsed = ContinuousClock.now - started
             let nanoseconds = UInt64(max(0, elapsed.components.seconds)) * 1_000_000_000 + UInt64(max(0, elapsed.components.attoseconds / 1_000_000_000))
             metrics.record(slot: slot, nanoseconds: nanoseconds)
         }
         return response
+    }
+
+    /// The response a decision comes to, for a door that waits for it; a signature left pending is verified here,
+    /// on its own.
+    static func response(of decision: ServeDecision) async -> ServeResponse {
+        switch decision {
+        case .now(let ready): return ready
+        case .later(let work): return await work()
+        case .signature(let pending, let then):
+            return await response(of: then(pending.finish(signatureValid: pending.jws.verifySignature(with: pending.key))))
+        }
     }
 
     /// The path of a request target: the target itself in origin form (`/verify?…`); in absolute form
@@ -164,7 +173,7 @@ package final class ServeService: Sendable {
         ServeResponse(status: status, headers: [("Content-Type", "text/plain; charset=utf-8"), ("Cache-Control", "no-store")], body: body)
     }
 
-    private func verify(_ request: ServeRequest, path rest: Substring) -> ServeDecision {
+    private func verify(_ request: ServeRequest, path rest: Substring, batching: Bool) -> ServeDecision {
         // `/verify/<profile>/…` picks a profile when its first segment names one; otherwise (Envoy's prefixed
         // original path, Traefik's and nginx's `/verify`) the token's issuer routes.
         var chosen: String?
@@ -182,7 +191,7 @@ package final class ServeService: Sendable {
         }
         let nonce = request.nonce
         guard let appCheckProfile = settings.appCheckProfile else {
-            return idToken(token, profile: chosen, nonce: nonce, appID: nil)
+            return idToken(token, profile: chosen, nonce: nonce, appID: nil, batching: batching)
         }
         // The App Check token first: a request from something that is not the app is refused before its ID token is
         // judged. Each token's refusal is answered as the contract answers it, and `X-Auth-Error-Token` says which.
@@ -200,10 +209,7 @@ package final class ServeService: Sendable {
             return afterAppCheck(outcome, token: token, profile: profile, nonce: nonce)
         case .waiting(_, let rest):
             return .later { [self] in
-                switch afterAppCheck(await rest(), token: token, profile: profile, nonce: nonce) {
-                case .now(let response): return response
-                case .later(let work): return await work()
-                }
+                await Self.response(of: afterAppCheck(await rest(), token: token, profile: profile, nonce: nonce))
             }
         }
     }
@@ -219,8 +225,20 @@ package final class ServeService: Sendable {
     }
 
     /// The ID token's verification and the contract's answer; `appID` is the verified App Check token's app.
-    private func idToken(_ token: String, profile chosen: String?, nonce: String?, appID: String?) -> ServeDecision {
-        switch verifier.step(token, now: now, nonce: nonce.map { Nonce($0) }, profile: chosen, reportsRefusals: false) {
+    private func idToken(_ token: String, profile chosen: String?, nonce: String?, appID: String?, batching: Bool = false) -> ServeDecision {
+        let nonceValue = nonce.map { Nonce($0) }
+        guard batching else { return decision(verifier.step(token, now: now, nonce: nonceValue, profile: chosen, reportsRefusals: false), token: token, nonce: nonce, appID: appID) }
+        switch verifier.prepare(token, now: now, nonce: nonceValue, profile: chosen, reportsRefusals: false) {
+        case .decided(let step):
+            return decision(step, token: token, nonce: nonce, appID: appID)
+        case .signature(let pending):
+            return .signature(pending) { [self] step in decision(step, token: token, nonce: nonce, appID: appID) }
+        }
+    }
+
+    /// The ID token's answer from where its way stands.
+    private func decision(_ step: MultiProfileVerifier.Step, token: String, nonce: String?, appID: String?) -> ServeDecision {
+        switch step {
         case .done(let outcome):
             return .now(answer(outcome, token: token, nonce: nonce, appID: appID))
         case .waiting(_, let rest):

@@ -82,6 +82,10 @@ package struct ServeSettings: Sendable, Equatable {
     package var appCheckProfile: String?
     /// The header that carries the App Check token.
     package var appCheckHeader = "X-Firebase-AppCheck"
+    /// How the HTTP door computes the RS256 signatures it verifies together, one batch per event loop and read
+    /// cycle (``SignatureBatch``): by default the IFMA kernel where the CPU has it; `.libcrypto` (every CPU without
+    /// IFMA) verifies each token where its request is read, without batching.
+    package var signatures: RSABatchImplementation = .selected
 
     package init() {}
 

@@ -26,9 +26,12 @@ final class ServeFixture: @unchecked Sendable {
     ///   - serve: the `serve` member (JSON text).
     ///   - unreachableProfile: add an OIDC profile whose keys URL answers nothing (keys_unavailable).
     ///   - appCheck: add a `firebase-app-check` profile named `app-check` (``appCheckToken(app:exp:type:)``).
-    init(serve: String = "{}", unreachableProfile: Bool = false, appCheck: Bool = false) async throws {
+    ///   - signatures: how the HTTP door computes the signatures it batches (default: as the CPU selects).
+    init(serve: String = "{}", unreachableProfile: Bool = false, appCheck: Bool = false,
+         signatures: RSABatchImplementation? = nil) async throws {
         let log = CapturedLog()
-        let (service, directory) = try Self.service(serve: serve, unreachableProfile: unreachableProfile, appCheck: appCheck, log: log)
+        let (service, directory) = try Self.service(serve: serve, unreachableProfile: unreachableProfile, appCheck: appCheck, log: log,
+                                                    signatures: signatures)
         self.log = log
         self.directory = directory
         server = ServeServer(service: service, threads: 2)
@@ -38,7 +41,7 @@ final class ServeFixture: @unchecked Sendable {
     /// The service of a fixture, not listening (for a connection driven by a test): its directory holds the
     /// configuration file and keys; the caller removes it.
     static func service(serve: String = "{}", unreachableProfile: Bool = false, appCheck: Bool = false,
-                        log: CapturedLog = CapturedLog()) throws -> (ServeService, String) {
+                        log: CapturedLog = CapturedLog(), signatures: RSABatchImplementation? = nil) throws -> (ServeService, String) {
         let directory = NSTemporaryDirectory() + "serve-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         try "{\"keys\":[\(signer.jwk(kid: signer.kid))]}".write(toFile: directory + "/keys.json", atomically: true, encoding: .utf8)
@@ -63,6 +66,7 @@ final class ServeFixture: @unchecked Sendable {
         var settings = try ServeSettings.parse(configuration.serve, profileNames: configuration.profiles.map(\.name), baseDirectory: directory)
         settings.host = "127.0.0.1"
         settings.port = 0
+        if let signatures { settings.signatures = signatures }
         let service = try ServeService(configuration: configuration, settings: settings, fixedTime: now,
                                        logger: log.logger(level: .info), keyLogger: log.logger(level: .critical))
         return (service, directory)

@@ -1,0 +1,47 @@
+import IDTokenKit
+import NIOCore
+
+/// One event loop's signatures, verified together (DESIGN §13): the ID tokens of the requests that the loop's read
+/// cycle delivers, across its connections, wait at their signature; once the cycle's reads are handled, the loop
+/// runs the batch (eight RS256 signatures at a time through the IFMA kernel) and each connection writes its answer.
+///
+/// A lone request is never held back by a timer: the batch runs as a task queued on the loop when its first token
+/// arrives, and the loop runs its tasks as soon as it has handled the reads it woke up for. Used only on its loop's
+/// thread.
+final class SignatureBatcher: @unchecked Sendable {
+    let eventLoop: any EventLoop
+    private let signatures: SignatureBatch
+    private var waiting: [(token: MultiProfileVerifier.PendingToken, verified: (Bool) -> Void)] = []
+    private var spare: [(token: MultiProfileVerifier.PendingToken, verified: (Bool) -> Void)] = []
+    /// Batches run and tokens verified in them, and the largest batch (for tests and metrics).
+    private(set) var batches = 0
+    private(set) var tokens = 0
+    private(set) var largest = 0
+
+    init(eventLoop: any EventLoop, implementation: RSABatchImplementation) {
+        self.eventLoop = eventLoop
+        self.signatures = SignatureBatch(implementation: implementation)
+    }
+
+    /// Queues `token`'s signature; `verified` gets the verdict (libcrypto's, or the kernel's exact encoding) once the
+    /// loop has handled this cycle's reads.
+    func add(_ token: MultiProfileVerifier.PendingToken, verified: @escaping (Bool) -> Void) {
+        waiting.append((token, verified))
+        if waiting.count == 1 {
+            eventLoop.execute { self.run() }
+        }
+    }
+
+    private func run() {
+        // Answers written below may read the next request on the same connection, which queues a new batch.
+        swap(&waiting, &spare)
+        let count = spare.count
+        batches += 1
+        tokens += count
+        largest = max(largest, count)
+        signatures.verify(count: count, entry: { (spare[$0].token.jws, spare[$0].token.key) }) { k, valid in
+            spare[k].verified(valid)
+        }
+        spare.removeAll(keepingCapacity: true)
+    }
+}
