@@ -100,6 +100,8 @@ import Testing
         let expected = cases.map { $0.jws.verifySignature(with: $0.key) }
         let batch = SignatureBatch(implementation: implementation)
         #expect(batch.implementation == implementation)
+        // Every lane through the kernel, the last run's few too, so that the counts below are exact.
+        batch.minimumKernelLanes = 1
         let verdicts = batch.verify(cases.map { ($0.jws, $0.key) })
         for (k, item) in cases.enumerated() {
             #expect(verdicts[k] == expected[k], "\(implementation): \(item.label): batch \(verdicts[k]), libcrypto \(expected[k])")
@@ -119,11 +121,26 @@ import Testing
         }
     }
 
+    /// Runs of fewer than ``SignatureBatch/minimumKernelLanes`` signatures are libcrypto's; four or more take the kernel.
+    @Test func fewSignaturesStayOnLibcrypto() throws {
+        let (a, b, _, _) = Self.signers
+        let tokens = try (0..<4).map { n in (try Self.token(n % 2 == 0 ? a : b, 7000 + n), n % 2 == 0 ? a.publicKey : b.publicKey) }
+        for implementation in Self.implementations where implementation != .libcrypto {
+            let batch = SignatureBatch(implementation: implementation)
+            #expect(batch.minimumKernelLanes == 4)
+            #expect(batch.verify(Array(tokens.prefix(3))) == [true, true, true])
+            #expect(batch.kernelAccepted == 0)
+            #expect(batch.verify(tokens) == [true, true, true, true])
+            #expect(batch.kernelAccepted == 4)
+        }
+    }
+
     /// Batches of every size from 1 to 17 (lanes left empty, a ninth lane starting a second run) agree too.
     @Test func everyBatchSize() throws {
         let cases = try Self.corpus().filter { !$0.label.hasPrefix("signature byte") || $0.label.hasSuffix(" 7 flipped") }
         for implementation in Self.implementations where implementation != .libcrypto {
             let batch = SignatureBatch(implementation: implementation)
+            batch.minimumKernelLanes = 1
             for size in 1...17 {
                 let slice = Array(cases.prefix(size))
                 #expect(batch.verify(slice.map { ($0.jws, $0.key) }) == slice.map { $0.jws.verifySignature(with: $0.key) },

@@ -39,6 +39,7 @@ func verifierScenarios(_ fixtures: Fixtures) throws -> [Scenario] {
         return { (try? await asyncVerifier.verify(firebase, now: now)) != nil }
     })
     scenarios.append(try batchScenario(fixtures, audience: try audience("firebase")))
+    scenarios.append(try singleEightScenario(fixtures, audience: try audience("firebase")))
     return scenarios
 }
 
@@ -60,6 +61,21 @@ func batchScenario(_ fixtures: Fixtures, audience: String) throws -> Scenario {
                             baseline: "raw-rsa2048") {
         let signatures = SignatureBatch()
         return { verifier.evaluate(batch: entries, signatures: signatures).allSatisfy { $0.error == nil } }
+    }
+    scenario.operationsPerCall = 8
+    return scenario
+}
+
+/// The same eight tokens as `verify-firebase-batch8`, through ``MultiProfileVerifier/evaluate(_:at:nonce:profile:)``
+/// one at a time: the single path the batch replaces (the audit's, before it verified in batches).
+func singleEightScenario(_ fixtures: Fixtures, audience: String) throws -> Scenario {
+    let at = Double(fixtures.now)
+    let verifier = MultiProfileVerifier(try IDTokenVerifier(profile: .firebase(projectID: audience), keys: fixtures.jwks))
+    let tokens = try (1...8).map { try fixtures.token("firebase-user-\($0)") }
+    var scenario = Scenario(name: "verify-firebase-single8",
+                            summary: "MultiProfileVerifier.evaluate(_:at:), the 8 tokens of verify-firebase-batch8 one at a time",
+                            baseline: "raw-rsa2048") {
+        return { tokens.allSatisfy { verifier.evaluate($0, at: at).error == nil } }
     }
     scenario.operationsPerCall = 8
     return scenario
