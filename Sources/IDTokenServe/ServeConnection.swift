@@ -228,8 +228,13 @@ final class ServeConnection: ChannelDuplexHandler {
                 handler.completed(response, for: head, started: started, context: context)
             }
         case .signature(let pending, let then):
+            guard let batcher, batcher.defers() else {
+                decided(then(pending.finish(signatureValid: pending.jws.verifySignature(with: pending.key))), head: head,
+                        started: started, context: context)
+                return
+            }
             waitForAnswer(context: context)
-            batcher!.add(pending) { [self] valid in
+            batcher.add(pending) { [self] valid in
                 guard case .answering = phase else { return }
                 decided(then(pending.finish(signatureValid: valid)), head: head, started: started, context: context)
             }

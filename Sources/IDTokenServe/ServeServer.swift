@@ -15,13 +15,14 @@ package final class ServeServer: Sendable {
     private let stopped = NIOLockedValueBox<Bool>(false)
     private let batchers = NIOLockedValueBox<[SignatureBatcher]>([])
 
-    /// The signature batches run so far, the tokens verified in them and the largest (read on each loop's thread).
-    package func signatureBatches() async -> (batches: Int, tokens: Int, largest: Int) {
-        var total = (batches: 0, tokens: 0, largest: 0)
+    /// The signature batches run so far, the tokens verified in them, the largest, and the tokens verified where
+    /// they were read (light load; read on each loop's thread).
+    package func signatureBatches() async -> (batches: Int, tokens: Int, largest: Int, unbatched: Int) {
+        var total = (batches: 0, tokens: 0, largest: 0, unbatched: 0)
         for batcher in batchers.withLockedValue({ $0 }) {
-            let counts = try? await batcher.eventLoop.submit { (batcher.batches, batcher.tokens, batcher.largest) }.get()
+            let counts = try? await batcher.eventLoop.submit { (batcher.batches, batcher.tokens, batcher.largest, batcher.unbatched) }.get()
             guard let counts else { continue }
-            total = (total.batches + counts.0, total.tokens + counts.1, max(total.largest, counts.2))
+            total = (total.batches + counts.0, total.tokens + counts.1, max(total.largest, counts.2), total.unbatched + counts.3)
         }
         return total
     }

@@ -6,8 +6,11 @@ import NIOCore
 /// runs the batch (eight RS256 signatures at a time through the IFMA kernel) and each connection writes its answer.
 ///
 /// A lone request is never held back by a timer: the batch runs as a task queued on the loop when its first token
-/// arrives, and the loop runs its tasks as soon as it has handled the reads it woke up for. Used only on its loop's
-/// thread.
+/// arrives, and the loop runs its tasks as soon as it has handled the reads it woke up for. Batching pays only when
+/// a cycle brings several tokens (the kernel costs as much for one lane as for eight), so under light load tokens are
+/// verified where they are read, and every sixteenth, with the rest of its cycle, is batched to see whether the load
+/// has grown: once a cycle's batch holds ``SignatureBatch/minimumKernelLanes`` tokens, every token waits for its
+/// cycle's batch, until a batch comes out smaller. Used only on its loop's thread.
 final class SignatureBatcher: @unchecked Sendable {
     let eventLoop: any EventLoop
     private let signatures: SignatureBatch
@@ -17,10 +20,28 @@ final class SignatureBatcher: @unchecked Sendable {
     private(set) var batches = 0
     private(set) var tokens = 0
     private(set) var largest = 0
+    /// Tokens verified where they were read (light load).
+    private(set) var unbatched = 0
+    /// Whether the last batch was large enough for the kernel: tokens wait for their cycle's batch.
+    private var batching = false
+    private var sinceProbe = 0
 
     init(eventLoop: any EventLoop, implementation: RSABatchImplementation) {
         self.eventLoop = eventLoop
         self.signatures = SignatureBatch(implementation: implementation)
+    }
+
+    /// Whether the token read now should wait for its cycle's batch (then ``add(_:verified:)``); false: verify it
+    /// where it was read.
+    func defers() -> Bool {
+        if batching || !waiting.isEmpty { return true }
+        sinceProbe += 1
+        if sinceProbe >= 16 {
+            sinceProbe = 0
+            return true
+        }
+        unbatched += 1
+        return false
     }
 
     /// Queues `token`'s signature; `verified` gets the verdict (libcrypto's, or the kernel's exact encoding) once the
@@ -39,6 +60,7 @@ final class SignatureBatcher: @unchecked Sendable {
         batches += 1
         tokens += count
         largest = max(largest, count)
+        batching = count >= signatures.minimumKernelLanes
         signatures.verify(count: count, entry: { (spare[$0].token.jws, spare[$0].token.key) }) { k, valid in
             spare[k].verified(valid)
         }

@@ -6,19 +6,19 @@ import Testing
 
 /// `idtoken serve` verifying the signatures of the requests one event-loop cycle delivers together
 /// (``SignatureBatcher``), with the kernel's lanes computed in portable C so that the batch path runs on any CPU:
-/// every answer is the one the request's own token deserves, batches form across connections, and a lone request
-/// is answered without waiting for company.
+/// every answer is the one the request's own token deserves, batches form across connections under load, and a lone
+/// request is verified where it is read.
 @Suite struct ServeBatchTests {
     @Test func concurrentConnectionsAreAnsweredFromSharedBatches() async throws {
         let fixture = try await ServeFixture(signatures: .portable)
         defer { Task { await fixture.stop() } }
         let port = fixture.port
 
-        // A lone request first: answered at once, in a batch of one.
+        // A lone request first: verified where it is read, no batch.
         let lone = try await fixture.verify(ServeFixture.firebaseToken(sub: "lone"))
         #expect(lone.status == 200 && lone.header("X-Auth-Subject") == "lone")
         let afterLone = await fixture.server.signatureBatches()
-        #expect(afterLone.batches == 1 && afterLone.tokens == 1)
+        #expect(afterLone.batches == 0 && afterLone.unbatched == 1)
 
         // 24 connections, each with six requests on keep-alive: distinct valid tokens, one signed by another key
         // under the same kid (bad_signature), one whose payload was altered after signing.
@@ -60,8 +60,8 @@ import Testing
         }
         #expect(results.isEmpty, "\(results.prefix(5))")
         let counts = await fixture.server.signatureBatches()
-        #expect(counts.tokens == 1 + 24 * 6)
-        // Requests from different connections met in one batch, so there were fewer batches than tokens.
+        #expect(counts.tokens + counts.unbatched == 1 + 24 * 6)
+        // Under this load requests from different connections met in batches (a probe every sixteenth token finds it).
         #expect(counts.largest >= 2 && counts.batches < counts.tokens, "\(counts)")
     }
 
@@ -71,6 +71,6 @@ import Testing
         let response = try await fixture.verify(ServeFixture.firebaseToken(sub: "plain"))
         #expect(response.status == 200 && response.header("X-Auth-Subject") == "plain")
         let counts = await fixture.server.signatureBatches()
-        #expect(counts.batches == 0 && counts.tokens == 0)
+        #expect(counts.batches == 0 && counts.tokens == 0 && counts.unbatched == 0)
     }
 }

@@ -15,13 +15,19 @@ import FuzzDriver
 // Besides "never crash", the checks are: a token accepted by a profile has exactly the signed part
 // (`header.payload`) of a vector token, so the fuzzer never got a token past the signature that nobody signed;
 // a verifier with a verified-token cache gives the same verdict as one without, at the vectors' time (twice, so
-// that the second can be a cache hit) and a day later; and every rejection comes with a message.
+// that the second can be a cache hit) and a day later; the batch path (``MultiProfileVerifier/evaluate(batch:)``,
+// the kernel's lanes computed in portable C, every lane through the kernel) gives the single path's verdict, the
+// token alone and between two vector tokens of the profile; and every rejection comes with a message.
 
 struct Setup {
     let profile: Profile
     let verifier: IDTokenVerifier
     /// The same verifier with a verified-token cache: it must answer every token exactly as `verifier` does.
     let cached: IDTokenVerifier
+    /// The same verifier as a batch door.
+    let multi: MultiProfileVerifier
+    /// Two tokens of the profile's vectors, signed, to share the fuzzed token's batch.
+    let companions: [String]
     let keys: JWKSet
     let now: Double
     let nonce: Nonce
@@ -61,7 +67,9 @@ let setups: [Setup] = {
         do {
             let verifier = try IDTokenVerifier(profile: profile, keys: keys)
             let cached = try IDTokenVerifier(profile: profile, keys: keys, cache: .init(capacity: 64))
-            return Setup(profile: profile, verifier: verifier, cached: cached, keys: keys, now: now, nonce: .sha256Hex(nonce))
+            let companions = ((try? JSONTree.parse(Fuzz.read(vectorsPath)))?["cases"]?.array ?? []).prefix(2).compactMap { $0["token"]?.string }
+            return Setup(profile: profile, verifier: verifier, cached: cached, multi: MultiProfileVerifier(verifier),
+                         companions: companions, keys: keys, now: now, nonce: .sha256Hex(nonce))
         } catch { Fuzz.fail("\(error)") }
     }
 }()
@@ -94,6 +102,25 @@ func verdict(_ verifier: IDTokenVerifier, _ token: String, _ setup: Setup, at no
     }
 }
 
+/// The batch path's signatures: the kernel's arithmetic in portable C (any CPU), every lane through it.
+nonisolated(unsafe) let batchSignatures: SignatureBatch = {
+    let batch = SignatureBatch(implementation: .portable)
+    batch.minimumKernelLanes = 1
+    return batch
+}()
+
+/// The batch path's verdict on `token`, alone and between the profile's companions, must be the single path's.
+func checkBatch(_ token: String, _ setup: Setup, expected: TokenError.Code?) {
+    let alone = [MultiProfileVerifier.BatchEntry(token: token, at: setup.now)]
+    let shared = setup.companions.map { MultiProfileVerifier.BatchEntry(token: $0, at: setup.now) }
+    for (entries, index) in [(alone, 0), (Array(shared.prefix(1)) + alone + shared.dropFirst(), min(1, shared.count))] {
+        let outcome = setup.multi.evaluate(batch: entries, signatures: batchSignatures)[index]
+        if outcome.error?.code != expected {
+            Fuzz.fail("\(setup.profile.provider): the batch says \(outcome.error?.code.rawValue ?? "valid"), the single path \(expected?.rawValue ?? "valid"): \(token)")
+        }
+    }
+}
+
 /// The codes of the checks before the signature.
 let beforeSignature: Set<TokenError.Code> = [.malformed, .tokenTooLarge, .algorithmNotAllowed, .unsupportedHeader, .unknownKey, .badSignature]
 
@@ -102,6 +129,7 @@ func verifyEverywhere(_ token: String) {
         // The nonce is checked last, so only a token that passes everything else is worth a second run with one.
         for nonce in [nil, setup.nonce] {
             let plain = verdict(setup.verifier, token, setup, at: setup.now, nonce: nonce)
+            if nonce == nil { checkBatch(token, setup, expected: plain) }
             // Only a token whose signature verified can be cached; for the others both verifiers run the same code.
             let signed = plain.map { !beforeSignature.contains($0) } ?? true
             // Twice through the cached verifier (the second may be a hit), and once more later, after `exp`.
