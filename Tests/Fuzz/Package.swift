@@ -18,7 +18,8 @@ let package = Package(
         .target(name: "FuzzDriver", dependencies: ["CFuzzDriver"]),
         .executableTarget(
             name: "FuzzCompactJWS",
-            dependencies: ["FuzzDriver", .product(name: "IDTokenKit", package: "IDTokenKit")]
+            dependencies: ["FuzzDriver", .product(name: "IDTokenKit", package: "IDTokenKit"),
+                           .product(name: "JOSE", package: "IDTokenKit")]
         ),
         .executableTarget(
             name: "FuzzAuditLine",
