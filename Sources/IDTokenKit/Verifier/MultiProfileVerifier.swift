@@ -194,6 +194,8 @@ public struct MultiProfileVerifier: Sendable {
         /// The name of the member that must verify the token; nil: the one its issuer names.
         public var profile: String?
 
+        /// A token to verify at `at` (Unix seconds), with the sign-in flow's nonce and the member that must verify
+        /// it, if any.
         public init(token: String, at: Double, nonce: Nonce? = nil, profile: String? = nil) {
             self.token = token
             self.at = at
