@@ -231,17 +231,7 @@ import Testing
     }()
 
     /// r + n as 32 bytes (r must be small enough for the sum to fit).
-    static func addOrder(_ r: [UInt8]) -> [UInt8] {
-        var out = [UInt8](repeating: 0, count: 32)
-        var carry = 0
-        for k in stride(from: 31, through: 0, by: -1) {
-            let sum = Int(r[k]) + Int(p256Order[k]) + carry
-            out[k] = UInt8(sum & 0xFF)
-            carry = sum >> 8
-        }
-        precondition(carry == 0)
-        return out
-    }
+    static func addOrder(_ r: [UInt8]) -> [UInt8] { Hex.sum(r, p256Order)! }
 
     @Test func everyCaseHasItsCode() throws {
         // The key-confusion case uses the RSA key's real PEM text as its HMAC secret.

@@ -28,4 +28,17 @@ public enum Hex {
         precondition(bytes.count <= width, "integer wider than \(width) bytes")
         return [UInt8](repeating: 0, count: width - bytes.count) + bytes
     }
+
+    /// The sum of two big-endian integers of the same width, in that width; nil when it overflows.
+    public static func sum(_ a: [UInt8], _ b: [UInt8]) -> [UInt8]? {
+        precondition(a.count == b.count, "widths differ")
+        var out = [UInt8](repeating: 0, count: a.count)
+        var carry = 0
+        for k in stride(from: a.count - 1, through: 0, by: -1) {
+            let sum = Int(a[k]) + Int(b[k]) + carry
+            out[k] = UInt8(sum & 0xFF)
+            carry = sum >> 8
+        }
+        return carry == 0 ? out : nil
+    }
 }

@@ -1,5 +1,3 @@
-internal import CJOSEShims
-internal import CLibCrypto
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -35,10 +33,12 @@ package final class SignatureBatch {
     /// batch's last few) is verified by libcrypto one at a time.
     package var minimumKernelLanes = 4
 
+    /// SHA-256's DigestInfo prefix (RFC 8017, 9.2).
     static let digestInfo: [UInt8] = [0x30, 0x31, 0x30, 0x0d, 0x06, 0x09, 0x60, 0x86, 0x48, 0x01, 0x65, 0x03, 0x04,
                                       0x02, 0x01, 0x05, 0x00, 0x04, 0x20]
-    /// `00 01 FF…FF 00 ‖ DigestInfo`: the 224 bytes every RS256 encoding under a 2048-bit key starts with.
-    static let encodingPrefix: [UInt8] = {
+    /// `00 01 FF…FF 00 ‖ DigestInfo`: the 224 bytes every RS256 encoding under a 2048-bit key starts with (the
+    /// SHA-256 of the signing input follows).
+    package static let encodingPrefix: [UInt8] = {
         let padding = RSABatchPower.signatureLength - 3 - digestInfo.count - 32
         return [0, 1] + [UInt8](repeating: 0xFF, count: padding) + [0] + digestInfo
     }()
@@ -53,16 +53,15 @@ package final class SignatureBatch {
 
     deinit { digests.deallocate() }
 
-    /// Whether `key` and `jws` can take a lane: RS256, a 2048-bit key with e = 65537, a signature of 256 bytes
+    /// Whether `jws` and `key` can take a lane: RS256, a 2048-bit key with e = 65537, a signature of 256 bytes
     /// below the modulus.
     @inline(__always)
-    private static func laneKey(_ jws: CompactJWS, _ key: PublicKey) -> RSABatchKey? {
+    private static func takesLane(_ jws: CompactJWS, _ key: PublicKey) -> Bool {
         guard key.algorithm == .rs256, let batchKey = key.batchKey, batchKey.constants != nil,
-              jws.signatureCount == Int32(RSABatchPower.signatureLength) else { return nil }
-        let below = batchKey.modulusBytes.withUnsafeBytes { n in
+              jws.signatureCount == Int32(RSABatchPower.signatureLength) else { return false }
+        return batchKey.modulusBytes.withUnsafeBytes { n in
             memcmp(jws.signatureStart, n.baseAddress!, RSABatchPower.signatureLength) < 0
         }
-        return below ? batchKey : nil
     }
 
     /// Verifies the signature of each of `count` tokens, `entry(i)` giving the i-th token and the key its header
@@ -79,7 +78,7 @@ package final class SignatureBatch {
         laneEntries.removeAll(keepingCapacity: true)
         for i in 0..<count {
             let (jws, key) = entry(i)
-            guard Self.laneKey(jws, key) != nil else {
+            guard Self.takesLane(jws, key) else {
                 verdict(i, jws.verifySignature(with: key))
                 continue
             }
@@ -91,7 +90,8 @@ package final class SignatureBatch {
                 continue
             }
             jws.token.withBorrowedUTF8 { bytes in
-                _ = idtk_sha256(bytes.baseAddress, jws.secondDot, digests + lane * 32)
+                key.hash(UnsafeRawBufferPointer(start: bytes.baseAddress, count: jws.secondDot),
+                         into: UnsafeMutableBufferPointer(start: digests + lane * 32, count: 32))
             }
             laneEntries.append(i)
             if laneEntries.count == RSABatchPower.lanes { flush(entry: entry, verdict: verdict) }

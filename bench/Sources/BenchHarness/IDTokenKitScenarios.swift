@@ -25,10 +25,7 @@ public func rawBatchBaseline(name: String, token: String, keys: JWKSet, baseline
     let key = try jws.selectKey(from: keys, allowed: [.rs256])
     let signature = Base64URL.decode(jws.signatureSegment)!
     let digest = SHA256.hash(Array(jws.signingInput.utf8))
-    let digestInfo: [UInt8] = [0x30, 0x31, 0x30, 0x0d, 0x06, 0x09, 0x60, 0x86, 0x48, 0x01, 0x65, 0x03, 0x04, 0x02, 0x01,
-                               0x05, 0x00, 0x04, 0x20]
-    let padding = RSABatchPower.signatureLength - 3 - digestInfo.count - digest.count
-    let encoded: [UInt8] = [0, 1] + [UInt8](repeating: 0xFF, count: padding) + [0] + digestInfo + digest
+    let encoded = SignatureBatch.encodingPrefix + digest
     guard let check = RSABatchPower(), check.set(lane: 0, signature: signature, key: key), check.run(lanes: 1),
           check.result(lane: 0) == encoded else {
         throw BenchError("the signature for \(name) does not verify through RSABatchPower")
