@@ -13,7 +13,10 @@ package struct AuditOptions: Sendable {
     package var maxLineBytes: Int
     /// Distinct tokens whose verdicts are remembered (per generation; see ``VerdictCache``); 0 turns it off.
     package var cacheCapacity: Int
-    /// Lines handed to a worker at once, and the most bytes of line data in one such batch.
+    /// Lines handed to a worker at once, and the most bytes of line data in one such batch. With the batches in
+    /// flight per thread, these bound the memory the input takes: 16 threads × 2 batches × 256 KiB (a batch also
+    /// keeps the input chunks its lines are slices of). At 512 KiB × 3 an audit with 16 threads peaked at 122 MB,
+    /// at 256 KiB × 2 at 93 MB, with no difference in speed measured (BENCHMARKS.md, issue 27).
     package var batchLines: Int
     package var batchBytes: Int
     /// Batches in flight (read but not yet written) per thread: bounds the reorder buffer.
@@ -34,7 +37,7 @@ package struct AuditOptions: Sendable {
 
     package init(threads: Int = ProcessInfo.processInfo.activeProcessorCount, defaultTime: Double,
                 defaultNonce: String? = nil, maxLineBytes: Int = 1 << 20, cacheCapacity: Int = 8192,
-                batchLines: Int = 512, batchBytes: Int = 512 << 10, batchesPerThread: Int = 3,
+                batchLines: Int = 512, batchBytes: Int = 256 << 10, batchesPerThread: Int = 2,
                 format: OutputFormat = .ndjson, progressInterval: Double = 0.5) {
         self.threads = max(1, threads)
         self.defaultTime = defaultTime
