@@ -4,6 +4,9 @@
 
 #define MASK52 0xFFFFFFFFFFFFFull
 
+/* The lowest limb index i of column k's products x_i y_(k-i) of two 40-limb numbers (the kernel's columns). */
+#define COLUMN_FIRST(k) ((k) < IDTK_RSA2048_LIMBS ? 0 : (k) - IDTK_RSA2048_LIMBS + 1)
+
 /* MARK: conversions and the per-key constants (portable, run once per key or once per lane) */
 
 /* 256 big-endian bytes into 32 little-endian 64-bit words. */

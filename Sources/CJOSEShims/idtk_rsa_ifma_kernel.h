@@ -5,7 +5,7 @@
  * Before including, define: V, KATTR (function attributes), KFN(name), VZERO(), VSET1(x), VADD(a, b),
  * VAND(a, b), VSRL52(a), MADDLO(acc, a, b) = acc + low 52 bits of (a mod 2^52)(b mod 2^52), MADDHI(acc, a, b) =
  * acc + high 52 bits of that 104-bit product (vpmadd52luq / vpmadd52huq); for an eight-lane V also VLOAD(p) and
- * VSTORE(p, v) (eight aligned uint64_t). */
+ * VSTORE(p, v) (eight aligned uint64_t). The includer also defines MASK52 and COLUMN_FIRST(k). */
 
 /* Montgomery multiplication by product scanning: the result's limbs are computed column by column (column k: every
  * product whose limbs' indices add up to k), each column summed in registers, so that nothing but the m limbs and
@@ -43,7 +43,7 @@ static inline __attribute__((always_inline)) KATTR void KFN(column)(const V *x, 
  * halves to the next column, `carry` the column's bits above 52. */
 static inline __attribute__((always_inline)) KATTR void KFN(reduce_column)(int k, V t, V *carry, V *mhi, V *m,
                                                                         const V *n, V n0, V *r) {
-    const int first = k < IDTK_RSA2048_LIMBS ? 0 : k - IDTK_RSA2048_LIMBS + 1;
+    const int first = COLUMN_FIRST(k);
     const int last = k < IDTK_RSA2048_LIMBS ? k - 1 : IDTK_RSA2048_LIMBS - 1;
     V lo = VZERO(), next = VZERO();
     KFN(column)(m, n, k, first, last, &lo, &next);
@@ -64,7 +64,7 @@ static inline __attribute__((always_inline)) KATTR void KFN(reduce_column)(int k
 static KATTR void KFN(amm)(V *r, const V *a, const V *b, const V *n, V n0) {
     V m[IDTK_RSA2048_LIMBS], carry = VZERO(), mhi = VZERO(), hi = VZERO();
     for (int k = 0; k < 2 * IDTK_RSA2048_LIMBS; k++) {
-        const int first = k < IDTK_RSA2048_LIMBS ? 0 : k - IDTK_RSA2048_LIMBS + 1;
+        const int first = COLUMN_FIRST(k);
         const int last = k < IDTK_RSA2048_LIMBS ? k : IDTK_RSA2048_LIMBS - 1;
         V lo = VZERO(), next = VZERO();
         KFN(column)(a, b, k, first, last, &lo, &next);
@@ -80,7 +80,7 @@ static KATTR void KFN(amm)(V *r, const V *a, const V *b, const V *n, V n0) {
 static KATTR void KFN(ams)(V *r, const V *a, const V *n, V n0) {
     V m[IDTK_RSA2048_LIMBS], carry = VZERO(), mhi = VZERO(), hi = VZERO(), square_hi = VZERO();
     for (int k = 0; k < 2 * IDTK_RSA2048_LIMBS; k++) {
-        const int first = k < IDTK_RSA2048_LIMBS ? 0 : k - IDTK_RSA2048_LIMBS + 1;
+        const int first = COLUMN_FIRST(k);
         V lo = VZERO(), next = VZERO();
         KFN(column)(a, a, k, first, k / 2 - (k % 2 == 0), &lo, &next);  /* i < k - i */
         const V twice = VADD(lo, hi);
