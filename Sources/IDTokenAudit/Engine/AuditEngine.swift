@@ -50,7 +50,7 @@ package final class AuditEngine: @unchecked Sendable {
                     progress: ((AuditProgress) -> Void)? = nil) throws(AuditError) -> AuditSummary {
         let clock = RunClock()
         let reader = HandOff(LineReader(input, maxLineBytes: options.maxLineBytes, firstLine: options.firstLine))
-        let pipeline = Pipeline(inFlight: options.threads * options.batchesPerThread)
+        let pipeline = Pipeline(inFlight: options.threads * options.batchesPerThread, workers: options.threads)
         startReader(reader, pipeline)
         startWorkers(pipeline, findReplays: replay != nil)
 
@@ -65,6 +65,8 @@ package final class AuditEngine: @unchecked Sendable {
             sequence += 1
             defer { pipeline.inFlight.signal() }
             consumer.consume(batch)
+            // Freed by the worker that allocated it (see ``SpentBatches``).
+            pipeline.spent[batch.worker].put(batch)
         }
         // Every batch has been taken, so the reader thread has finished with the reader (the reorder buffer's lock
         // orders its last writes before this read).
@@ -74,14 +76,44 @@ package final class AuditEngine: @unchecked Sendable {
     // MARK: Reader, workers, ordered consumer
 
     /// What the reader, the workers and the consumer share: batches to judge, judged batches to put back in
-    /// order, the bound on batches in flight, and the flag that stops the reader.
+    /// order, consumed batches on their way back to their workers, the bound on batches in flight, and the flag
+    /// that stops the reader.
     final class Pipeline: Sendable {
         let work = BlockingQueue<Batch>()
         let done = ReorderBuffer<Processed>()
+        /// One for each worker.
+        let spent: [SpentBatches]
         let inFlight: DispatchSemaphore
         let cancelled = Flag()
 
-        init(inFlight: Int) { self.inFlight = DispatchSemaphore(value: inFlight) }
+        init(inFlight: Int, workers: Int) {
+            self.inFlight = DispatchSemaphore(value: inFlight)
+            self.spent = (0..<workers).map { _ in SpentBatches() }
+        }
+    }
+
+    /// Judged batches the consumer is done with, on their way back to the worker that judged them, which frees
+    /// them before it takes its next batch. A batch's results (strings, claims, its rendered output) were
+    /// allocated by that worker; freed by the consumer, each free would go into the worker's malloc arena and take
+    /// its lock, against the worker's own allocations, and the consumer is the audit's one serial stage.
+    final class SpentBatches: @unchecked Sendable {
+        private let lock = NSLock()
+        private var batches: [Processed] = []
+
+        func put(_ batch: consuming Processed) {
+            lock.lock()
+            batches.append(batch)
+            lock.unlock()
+        }
+
+        /// Frees the batches handed back so far. `scratch` is the worker's own list, swapped with this one so
+        /// that neither reallocates and nothing is freed under the lock.
+        func release(using scratch: inout [Processed]) {
+            lock.lock()
+            swap(&scratch, &batches)
+            lock.unlock()
+            scratch.removeAll(keepingCapacity: true)
+        }
     }
 
     /// The reader thread: splits the input into batches of lines (at most `batchLines` lines, about
@@ -123,14 +155,20 @@ package final class AuditEngine: @unchecked Sendable {
     /// the records of the batches it takes.
     private func startWorkers(_ pipeline: Pipeline, findReplays: Bool) {
         let cache = VerdictCache(capacity: options.cacheCapacity)
-        for _ in 0..<options.threads {
+        for worker in 0..<options.threads {
             Thread { [self] in
                 let interners = ClaimInterners()
                 let signatures = SignatureBatch(implementation: options.signatures)
+                let spent = pipeline.spent[worker]
+                var scratch: [Processed] = []
                 while let batch = pipeline.work.pop() {
-                    pipeline.done.put(batch.sequence, process(batch, cache: cache, findReplays: findReplays, interners: interners,
-                                                             signatures: signatures))
+                    spent.release(using: &scratch)
+                    var processed = process(batch, cache: cache, findReplays: findReplays, interners: interners,
+                                            signatures: signatures)
+                    processed.worker = worker
+                    pipeline.done.put(batch.sequence, processed)
                 }
+                spent.release(using: &scratch)
             }.start()
         }
     }
@@ -320,6 +358,8 @@ package final class AuditEngine: @unchecked Sendable {
         var cacheHits = 0
         let bytesRead: Int64
         let linesRead: Int
+        /// The worker that judged the batch, which frees it once it is consumed.
+        var worker = 0
     }
 
     /// Where the first pass over a batch left a record.
