@@ -26,17 +26,11 @@ package final class PipeByteSource: ByteSource {
 
     /// Whatever the pipe holds (at least one byte), waiting only when it holds nothing; nil at its end.
     package func nextChunk() throws(AuditInputError) -> [UInt8]? {
-        var chunk = [UInt8](repeating: 0, count: chunkSize)
-        while true {
-            let n = chunk.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, chunkSize) }
-            if n > 0 {
-                chunk.removeSubrange(n...)
-                bytesConsumed += Int64(n)
-                return chunk
-            }
-            if n == 0 { return nil }
-            if errno == EINTR { continue }
-            throw AuditInputError(.io, "reading \(name) failed after \(bytesConsumed) bytes: \(String(cString: strerror(errno)))")
+        let (chunk, failure) = readChunk(descriptor, size: chunkSize, fills: false)
+        if let failure {
+            throw AuditInputError(.io, "reading \(name) failed after \(bytesConsumed) bytes: \(String(cString: strerror(failure)))")
         }
+        bytesConsumed += Int64(chunk.count)
+        return chunk.isEmpty ? nil : chunk
     }
 }
