@@ -237,11 +237,15 @@ package final class AuditEngine: @unchecked Sendable {
             if let replay {
                 rerendered = applyReplays(batch, replay)
             } else {
-                // No verdict can change: the results are read in place, not copied one by one.
-                batch.results.withUnsafeBufferPointer { results in
-                    for k in results.indices {
-                        summary.add(results[k])
-                        onResult?(results[k])
+                // No verdict can change: the worker's count of the batch is merged when that is exact, and the
+                // results are read in place, not copied one by one.
+                let counted = batch.summary.map { summary.absorb(batch: $0) } ?? false
+                if !counted || onResult != nil {
+                    batch.results.withUnsafeBufferPointer { results in
+                        for k in results.indices {
+                            if !counted { summary.add(results[k]) }
+                            onResult?(results[k])
+                        }
                     }
                 }
             }
@@ -360,6 +364,9 @@ package final class AuditEngine: @unchecked Sendable {
         let linesRead: Int
         /// The worker that judged the batch, which frees it once it is consumed.
         var worker = 0
+        /// The results counted by the worker (``AuditSummary/absorb(batch:)``); nil when a replay stage may still
+        /// change verdicts.
+        var summary: AuditSummary?
     }
 
     /// Where the first pass over a batch left a record.
@@ -382,6 +389,7 @@ package final class AuditEngine: @unchecked Sendable {
     private func process(_ batch: Batch, cache: VerdictCache, findReplays: Bool, interners: ClaimInterners,
                          signatures: SignatureBatch) -> Processed {
         var out = Processed(bytesRead: batch.bytesRead, linesRead: batch.linesRead)
+        if !findReplays { out.summary = AuditSummary() }
         out.results.reserveCapacity(batch.lines.count)
         out.ends.reserveCapacity(batch.lines.count)
         out.starts.reserveCapacity(batch.lines.count)
@@ -435,6 +443,7 @@ package final class AuditEngine: @unchecked Sendable {
             }
             out.starts.append(out.rendered.count)
             options.format.render(result, into: &out.rendered)
+            out.summary?.add(result)
             // Moved into the batch, not copied (a copy costs a retain and a release of each of its references).
             out.results.append(consume result)
             out.ends.append(out.rendered.count)

@@ -88,7 +88,8 @@ package struct AuditSummary: Sendable {
     /// The keys counted last in ``keyUsage``, where they are and their ``keyTimeline`` series: a log uses a
     /// handful of keys, mostly through the very strings counted before, which compare equal without hashing.
     /// Emptied whenever `keyUsage` gains a key (its indices may then move).
-    private var recentKeys: [(kid: String, index: Dictionary<String, KeyUsage>.Index, series: Int?)] = []
+    /// Internal, not private: merging a batch's summary (``absorb(batch:)``) empties it.
+    var recentKeys: [(kid: String, index: Dictionary<String, KeyUsage>.Index, series: Int?)] = []
 
     package init() {}
 
@@ -99,7 +100,7 @@ package struct AuditSummary: Sendable {
     package var tokensPerCPUSecond: Double { cpuSeconds > 0 ? Double(records) / cpuSeconds : 0 }
 
     /// Adds one record's result.
-    mutating func add(_ result: AuditResult) {
+    package mutating func add(_ result: AuditResult) {
         records += 1
         if result.isValid { valid += 1 } else { invalid += 1 }
         let at = result.at
@@ -176,4 +177,52 @@ package struct AuditSummary: Sendable {
     }
 
     static let codeIndex: [TokenError.Code: Int] = Dictionary(uniqueKeysWithValues: TokenError.Code.allCases.enumerated().map { ($1, $0) })
+}
+
+extension AuditSummary {
+    /// Adds the summary of the next batch of records, counted by the worker that judged them (``add(_:)`` on a
+    /// summary of its own), when that gives exactly what adding the batch's results here one by one would: so
+    /// that the ordered consumer, the audit's one serial stage, does not count every record itself.
+    ///
+    /// Counts, examples, times and the verdict timeline merge exactly in input order. The capped tables (issuers,
+    /// audiences, key IDs, profiles, key usage, the key timeline's series) keep the values seen first, in input
+    /// order; a merge settles that the same way only while none of them can fill. When one could, nothing is
+    /// added and the result is false: the caller adds the batch's results one by one instead.
+    /// - Parameter part: a summary of records only (no replay stage, no lines, threads or times).
+    mutating func absorb(batch part: AuditSummary) -> Bool {
+        func fits(_ mine: BoundedCounter, _ theirs: BoundedCounter) -> Bool {
+            theirs.otherCount == 0 && mine.counts.count + theirs.counts.count <= mine.limit
+        }
+        guard fits(byIssuer, part.byIssuer), fits(byAudience, part.byAudience), fits(byKid, part.byKid),
+              fits(byProfile, part.byProfile), keyUsage.count + part.keyUsage.count <= 1000,
+              keyTimeline.series.count + part.keyTimeline.series.count <= keyTimeline.maxSeries,
+              part.replays == 0 else { return false }
+        records += part.records
+        valid += part.valid
+        invalid += part.invalid
+        for (code, n) in part.byError { byError[code, default: 0] += n }
+        byIssuer.absorb(part.byIssuer)
+        byAudience.absorb(part.byAudience)
+        byKid.absorb(part.byKid)
+        byProfile.absorb(part.byProfile)
+        for (kid, usage) in part.keyUsage {
+            if let index = keyUsage.index(forKey: kid) {
+                keyUsage.values[index].uses += usage.uses
+                keyUsage.values[index].firstUse = min(keyUsage.values[index].firstUse, usage.firstUse)
+                keyUsage.values[index].lastUse = max(keyUsage.values[index].lastUse, usage.lastUse)
+            } else {
+                keyUsage[kid] = usage
+                recentKeys.removeAll(keepingCapacity: true)
+            }
+        }
+        usedAfterExpiry += part.usedAfterExpiry
+        expiredExamples += part.expiredExamples.prefix(AuditSummary.exampleLimit - expiredExamples.count)
+        if let at = part.firstAt { firstAt = min(firstAt ?? at, at) }
+        if let at = part.lastAt { lastAt = max(lastAt ?? at, at) }
+        verdictTimeline.absorb(part.verdictTimeline)
+        keyTimeline.absorb(part.keyTimeline)
+        // A key's timeline series may have just been given: the cached series of recent keys are stale.
+        recentKeys.removeAll(keepingCapacity: true)
+        return true
+    }
 }

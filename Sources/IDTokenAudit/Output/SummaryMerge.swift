@@ -210,19 +210,33 @@ extension Timeline {
     /// divide one another, so buckets merge exactly), then coarsened until the span fits, as one timeline that
     /// had counted every time itself would be.
     mutating func absorb(_ other: Timeline) {
+        // The other's series first, in its order (the order they were first counted in), not in the order its
+        // buckets come out of their dictionary; each looked up once, not once a count.
+        let indices = other.series.map { seriesIndex($0) }
         while width < other.width { coarsen() }
         let factor = Int64((width / other.width).rounded())
         func target(_ bucket: Int64) -> Int64 { bucket >= 0 ? bucket / factor : -((-bucket + factor - 1) / factor) }
+        /// Adds `counts` (the other's series) into `row` (this timeline's); whether anything was counted.
+        func add(_ counts: [Int], into row: inout [Int]) -> Bool {
+            var counted = false
+            for k in 0..<min(counts.count, indices.count) where counts[k] > 0 {
+                guard let index = indices[k] else { continue }
+                if row.count <= index { row += repeatElement(0, count: index + 1 - row.count) }
+                row[index] += counts[k]
+                counted = true
+            }
+            return counted
+        }
         for (bucket, counts) in other.buckets {
             let into = target(bucket)
-            var counted = false
-            for (k, n) in counts.enumerated() where n > 0 && k < other.series.count {
-                guard let index = seriesIndex(other.series[k]) else { continue }
-                var row = buckets[into] ?? []
-                if row.count <= index { row += Array(repeating: 0, count: index + 1 - row.count) }
-                row[index] += n
-                buckets[into] = row
-                counted = true
+            let counted: Bool
+            // A row already there is counted in place (one hash of its bucket, no copy of the row).
+            if let index = buckets.index(forKey: into) {
+                counted = add(counts, into: &buckets.values[index])
+            } else {
+                var row: [Int] = []
+                counted = add(counts, into: &row)
+                if counted { buckets[into] = row }
             }
             // Only a bucket that counts something widens the span, as in ``add(at:series:)``.
             if counted {
