@@ -16,12 +16,13 @@ import Darwin
 /// ```
 ///
 /// One reader thread splits the input into lines and hands batches of lines to `options.threads` worker
-/// threads, which extract each record, verify it with the ``MultiProfileVerifier`` against its fixed key sets (or
-/// take its verdict from the ``VerdictCache``) and render its
-/// output line, and count the batch's results into a summary of their own. The calling thread puts the batches
-/// back in order, runs the replay stage, merges each batch's count into the summary (or, when that would not be
-/// exact, adds its results one by one), writes the output and hands each batch back to its worker to be freed. At most `threads × batchesPerThread` batches are in flight, so memory does
-/// not grow with the input: a batch holds at most `batchLines` lines and about `batchBytes` bytes.
+/// threads. A worker extracts each record, verifies it with the ``MultiProfileVerifier`` against its fixed key
+/// sets (or takes its verdict from the ``VerdictCache``), renders its output line, and counts the batch's results
+/// into a summary of the batch. The calling thread puts the batches back in order, runs the replay stage, merges
+/// each batch's count into the summary (or, when that would not be exact, adds its results one by one), writes
+/// the output and hands each batch back to its worker to be freed. At most `threads × batchesPerThread` batches
+/// are in flight, so memory does not grow with the input: a batch holds at most `batchLines` lines and about
+/// `batchBytes` bytes.
 package final class AuditEngine: @unchecked Sendable {
     /// Judges every record: its profiles' key sets are fixed for the whole audit (``StaticKeySource``), so that
     /// every record is judged against the same keys.
