@@ -1,6 +1,7 @@
 import Foundation
 import IDTokenAudit
 import IDTokenKit
+import JOSE
 import Testing
 
 /// Each worker counts its batches' results, and the ordered consumer merges those counts
@@ -50,10 +51,7 @@ struct BatchSummaryTests {
     /// fill (1,000 values each), and which values they keep depends on the input order.
     @Test("a log whose issuers and audiences overflow their tables keeps the values seen first")
     func cappedTables() throws {
-        func b64(_ text: String) -> String {
-            Data(text.utf8).base64EncodedString().replacingOccurrences(of: "+", with: "-")
-                .replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
-        }
+        func b64(_ text: String) -> String { Base64URL.encode(Array(text.utf8)) }
         let sample = String(decoding: try Sample.bytes(Sample.log), as: UTF8.self).split(separator: "\n").map(String.init)
         var lines: [String] = []
         for k in 0..<1500 {

@@ -66,6 +66,13 @@ package struct AuditSummary: Sendable {
         package internal(set) var firstUse: Double
         package internal(set) var lastUse: Double
         package internal(set) var issuer: String?
+
+        /// Adds the uses of the same key counted elsewhere (another batch, another shard); the issuer stays.
+        mutating func absorb(_ other: KeyUsage) {
+            uses += other.uses
+            firstUse = min(firstUse, other.firstUse)
+            lastUse = max(lastUse, other.lastUse)
+        }
     }
 
     package struct ReplayExample: Sendable, Equatable {
@@ -207,12 +214,9 @@ extension AuditSummary {
         byProfile.absorb(part.byProfile)
         for (kid, usage) in part.keyUsage {
             if let index = keyUsage.index(forKey: kid) {
-                keyUsage.values[index].uses += usage.uses
-                keyUsage.values[index].firstUse = min(keyUsage.values[index].firstUse, usage.firstUse)
-                keyUsage.values[index].lastUse = max(keyUsage.values[index].lastUse, usage.lastUse)
+                keyUsage.values[index].absorb(usage)
             } else {
                 keyUsage[kid] = usage
-                recentKeys.removeAll(keepingCapacity: true)
             }
         }
         usedAfterExpiry += part.usedAfterExpiry
@@ -221,7 +225,8 @@ extension AuditSummary {
         if let at = part.lastAt { lastAt = max(lastAt ?? at, at) }
         verdictTimeline.absorb(part.verdictTimeline)
         keyTimeline.absorb(part.keyTimeline)
-        // A key's timeline series may have just been given: the cached series of recent keys are stale.
+        // Keys may have been added (moving the dictionary's indices) and given timeline series: the recent keys'
+        // cached places are stale.
         recentKeys.removeAll(keepingCapacity: true)
         return true
     }

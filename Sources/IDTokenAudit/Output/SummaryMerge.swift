@@ -166,9 +166,7 @@ extension AuditSummary {
             merged.byProfile.absorb(s.byProfile)
             for (kid, usage) in s.keyUsage {
                 if var known = merged.keyUsage[kid] {
-                    known.uses += usage.uses
-                    known.firstUse = min(known.firstUse, usage.firstUse)
-                    known.lastUse = max(known.lastUse, usage.lastUse)
+                    known.absorb(usage)
                     known.issuer = known.issuer ?? usage.issuer
                     merged.keyUsage[kid] = known
                 } else if merged.keyUsage.count < 1000 {
