@@ -204,24 +204,44 @@ package final class ServeService: Sendable {
             return .now(response)
         }
         let profile = chosen
-        switch verifier.step(appCheck, now: now, nonce: nil, profile: appCheckProfile, reportsRefusals: false) {
+        // With a batching door, the App Check token's signature is verified with the others of its cycle, then the
+        // ID token's with those of a later one: both are RS256 under Firebase's RSA-2048 keys.
+        guard batching else {
+            return afterAppCheck(verifier.step(appCheck, now: now, nonce: nil, profile: appCheckProfile, reportsRefusals: false),
+                                 token: token, profile: profile, nonce: nonce, batching: false)
+        }
+        switch verifier.prepare(appCheck, now: now, nonce: nil, profile: appCheckProfile, reportsRefusals: false) {
+        case .decided(let step):
+            return afterAppCheck(step, token: token, profile: profile, nonce: nonce, batching: true)
+        case .signature(let pending):
+            return .signature(pending) { [self] step in
+                afterAppCheck(step, token: token, profile: profile, nonce: nonce, batching: true)
+            }
+        }
+    }
+
+    /// The ID token's way once the App Check token's way stands at `step`.
+    private func afterAppCheck(_ step: MultiProfileVerifier.Step, token: String, profile: String?, nonce: String?,
+                               batching: Bool) -> ServeDecision {
+        switch step {
         case .done(let outcome):
-            return afterAppCheck(outcome, token: token, profile: profile, nonce: nonce)
+            return afterAppCheck(outcome, token: token, profile: profile, nonce: nonce, batching: batching)
         case .waiting(_, let rest):
             return .later { [self] in
-                await Self.response(of: afterAppCheck(await rest(), token: token, profile: profile, nonce: nonce))
+                await Self.response(of: afterAppCheck(await rest(), token: token, profile: profile, nonce: nonce, batching: false))
             }
         }
     }
 
     /// The ID token's way once the App Check token has been judged.
-    private func afterAppCheck(_ outcome: ProfileVerification, token: String, profile: String?, nonce: String?) -> ServeDecision {
+    private func afterAppCheck(_ outcome: ProfileVerification, token: String, profile: String?, nonce: String?,
+                               batching: Bool) -> ServeDecision {
         guard let verified = outcome.verifiedToken else {
             var response = refusal(outcome.error ?? TokenError(.malformed, "no verdict"), profile: outcome.profile)
             response.headers.append(("X-Auth-Error-Token", "app-check"))
             return .now(response)
         }
-        return idToken(token, profile: profile, nonce: nonce, appID: verified.subject)
+        return idToken(token, profile: profile, nonce: nonce, appID: verified.subject, batching: batching)
     }
 
     /// The ID token's verification and the contract's answer; `appID` is the verified App Check token's app.
