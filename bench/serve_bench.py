@@ -217,7 +217,7 @@ PACED_CLIENT = {"path": None}
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("binary", help="the idtoken executable (a release build)")
+    parser.add_argument("binary", nargs="?", help="the idtoken executable (a release build)")
     parser.add_argument("--vapor-peer", help="bench/peers/VaporServers' vapor-peer-server (a release build)")
     parser.add_argument("--seconds", type=int, default=5)
     parser.add_argument("--connections", type=int, default=32)
@@ -226,7 +226,22 @@ def main():
     parser.add_argument("--paced", action="store_true", help="idtoken serve and nginx at 50 %% and 90 %% of serve's saturating rate, open loop")
     parser.add_argument("--pin", action="store_true", help="servers on the last CPU (idtoken serve with one thread), wrk on the others")
     parser.add_argument("--json", default="serve-bench.json", help="where every run's figures are written")
+    parser.add_argument("--write-tokens", metavar="DIR",
+                        help="only write the key, the --tokens tokens, the wrk script and a serve configuration "
+                             "(serve.json, judged at the tokens' time with --at $(cat DIR/at)) into DIR, for a machine "
+                             "without Python's cryptography (bench/batch_figures.sh)")
     args = parser.parse_args()
+    if args.write_tokens:
+        os.makedirs(args.write_tokens, exist_ok=True)
+        write_tokens(args.write_tokens, args.tokens)
+        with open(os.path.join(args.write_tokens, "serve.json"), "w") as f:
+            json.dump({"profiles": [{"provider": "firebase", "projectId": PROJECT, "keys": "keys.json"}],
+                       "serve": {"verifiedTokenCache": 0, "maxConnections": 1000}}, f)
+        with open(os.path.join(args.write_tokens, "at"), "w") as f:
+            f.write("%d\n" % int(time.time()))
+        return
+    if not args.binary:
+        parser.error("the idtoken executable is required")
     if args.pin:
         cpus = sorted(os.sched_getaffinity(0))
         if len(cpus) < 2:
@@ -241,7 +256,10 @@ def main():
         shutil.rmtree(work, ignore_errors=True)
 
 
-def run(args, work):
+def write_tokens(work, count):
+    """A fresh TEST-ONLY RSA-2048 key in `work`/keys.json, `count` distinct valid Firebase ID tokens signed with it
+    (distinct.txt), the first of them alone (repeat.txt), each with one signature bit flipped (invalid.txt), and
+    the wrk script that sends them (tokens.lua). Returns the key file, the token files by name and the script."""
     key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
     numbers = key.public_key().public_numbers()
     jwk = {"kty": "RSA", "kid": "bench-1", "use": "sig", "alg": "RS256",
@@ -252,7 +270,7 @@ def run(args, work):
     header = b64url(json.dumps({"alg": "RS256", "kid": "bench-1", "typ": "JWT"}).encode())
     now = int(time.time())
     distinct, invalid = [], []
-    for i in range(args.tokens):
+    for i in range(count):
         claims = {"iss": "https://securetoken.google.com/" + PROJECT, "aud": PROJECT, "sub": "user-%06d" % i,
                   "user_id": "user-%06d" % i, "name": "Bench User %d" % i, "email": "user%d@example.com" % i,
                   "email_verified": True, "iat": now - 60, "exp": now + 3000, "auth_time": now - 60,
@@ -269,6 +287,12 @@ def run(args, work):
     script = os.path.join(work, "tokens.lua")
     with open(script, "w") as f:
         f.write(LUA)
+    return keys_file, token_files, script
+
+
+def run(args, work):
+    keys_file, token_files, script = write_tokens(work, args.tokens)
+    distinct = open(token_files["distinct"]).read().split()
 
     def serve(cache):
         def start():

@@ -1,0 +1,149 @@
+#!/usr/bin/env bash
+# The batch path's figures (BENCHMARKS.md, "Batch verification end to end"), every one beside the single path's in
+# the same run: each measurement runs the same binaries twice, with the CPU's choice (the IFMA kernel where the CPU
+# has AVX-512 IFMA) and with IDTK_RSA_BATCH=libcrypto (one libcrypto call a token). Made for the lent 16-core Xeon
+# (../shared/device/README.md), which has no Swift and no Python: everything it needs is built and packed here.
+#
+#   bench/batch_figures.sh pack        here: release builds, the open-loop client, serve's tokens, a 20,000-line
+#                                      audit log, packed into .device/ (ignored by git) with ../shared/device/pack
+#   bash bench/batch_figures.sh run    there (the device tool: carry [".device"]); about 4 minutes on 16 cores.
+#                                      Runs here too, on what `pack` left in .build/batch-figures.
+#
+# What it prints, as Markdown tables, the CPU named first:
+#   1. idtoken-bench: the kernel (raw-rsa2048-batch8) and whole Firebase tokens through the batch API
+#      (verify-firebase-batch8) against raw-rsa2048, at 1 thread and at every core.
+#   2. idtoken-bench --scenario audit (the 20,000 records, verdict cache off): records per CPU-second over raw's,
+#      raw measured around each whole run of the audit.
+#   3. idtoken audit of 200,000 records at 1, 2, 4, 8 and 16 threads (fewer on a smaller machine): wall and CPU
+#      seconds, records per CPU-second and its ratio to one thread's (the goal: at least 0.9 at 16), peak RSS.
+#   4. idtoken serve, distinct tokens, verified-token cache off, event loops on the first half of the cores and the
+#      clients on the other half: wrk at 32 and 128 connections (requests/s, p50/p99, server CPU a request), then
+#      the open-loop client (bench/tools/paced_client.c, Poisson arrivals, 64 connections) at half the
+#      128-connection rate: p50/p99 (the goal: p99 at most 1 ms) and CPU a request.
+set -uo pipefail
+here=$(cd "$(dirname "$0")/.." && pwd)
+mode=${1:-}
+
+if [ "$mode" = pack ]; then
+    set -e
+    cd "$here"
+    out=.build/batch-figures
+    rm -rf "$out"; mkdir -p "$out"
+    swift build -c release --product idtoken
+    swift build -c release --product idtoken-bench
+    "${CC:-cc}" -O2 -o "$out/paced_client" bench/tools/paced_client.c -lm
+    python3 bench/serve_bench.py --write-tokens "$out/serve" --tokens 4000
+    python3 Vectors/tools/audit_log.py log --lines 20000 --out "$out/audit-20k.log" >/dev/null
+    cp Vectors/samples/audit-config.json "$out/"
+    cp -r Vectors/samples/keys "$out/keys"
+    cp -r bench/fixtures "$out/fixtures"
+    for tool in wrk time taskset; do type -P "$tool" >/dev/null || { echo "$tool is missing (apt-get install wrk time util-linux)" >&2; exit 2; }; done
+    "${IDTK_DEVICE_PACK:-$here/../shared/device/pack}" .build/release/idtoken .build/release/idtoken-bench "$out/paced_client" \
+        "$(type -P wrk)" "$(type -P time)" \
+        --files "$out/audit-20k.log" "$out/audit-config.json" "$out/keys" "$out/fixtures" "$out/serve"
+    echo "packed; on the lent machine: bash bench/batch_figures.sh run" >&2
+    exit 0
+fi
+[ "$mode" = run ] || { sed -n '2,13p' "$0" >&2; exit 2; }
+
+# The payload: .device/ on the lent machine, what `pack` built when run here.
+if [ -f "$here/.device/env.sh" ] && [ -z "${PAYLOAD_FILES:-}" ] && [ ! -d "$here/.build/batch-figures" ]; then
+    cd "$here" && source .device/env.sh
+fi
+files=${PAYLOAD_FILES:-$here/.build/batch-figures}
+if [ -z "${PAYLOAD_FILES:-}" ]; then export PATH="$here/.build/release:$files:$PATH"; fi
+gnutime=$(type -P time || true)
+for tool in idtoken idtoken-bench paced_client wrk; do
+    command -v "$tool" >/dev/null || { echo "$tool is not on PATH: run 'bench/batch_figures.sh pack' first" >&2; exit 2; }
+done
+[ -f "$files/audit-20k.log" ] && [ -f "$files/serve/serve.json" ] || { echo "no payload in $files: run 'bench/batch_figures.sh pack'" >&2; exit 2; }
+
+cores=$(nproc)
+echo "CPU: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//'), $cores cores," \
+     "AVX-512 IFMA: $(grep -q -m1 avx512ifma /proc/cpuinfo && echo yes || echo 'no (the first rows fall back to libcrypto too)')"
+echo "binaries: $(idtoken --version 2>/dev/null | head -1)"
+# "default" is what the binaries choose: the IFMA kernel where the CPU has it (named so in the tables), else libcrypto.
+implementations="default libcrypto"
+ifma=$(grep -q -m1 avx512ifma /proc/cpuinfo && echo "ifma" || echo "default (no IFMA: libcrypto)")
+label() { [ "$1" = default ] && echo "$ifma" || echo "$1"; }
+with() { if [ "$1" = default ]; then shift; env -u IDTK_RSA_BATCH "$@"; else local i=$1; shift; IDTK_RSA_BATCH=$i "$@"; fi; }
+work=$(mktemp -d); trap 'rm -rf "$work"; [ -n "${server:-}" ] && kill "$server" 2>/dev/null' EXIT
+
+echo; echo "## 1. The kernel and the batch API (idtoken-bench, ratio to raw-rsa2048 in the same run)"
+idtoken-bench --fixtures "$files/fixtures/tokens.json" --threads "1,$cores" --rounds 3 \
+    --scenario raw-rsa2048-batch8 --scenario verify-firebase-batch8 2>&1 | grep -v '^  '
+
+echo; echo "## 2. The audit over raw, same run (idtoken-bench --scenario audit, 20,000 records, verdict cache off)"
+for impl in $implementations; do
+    echo "### $(label "$impl")"
+    with "$impl" idtoken-bench --fixtures "$files/fixtures/tokens.json" --audit-log "$files/audit-20k.log" \
+        --audit-config "$files/audit-config.json" --audit-cache 0 --scenario audit --threads "1,$cores" --rounds 3 2>&1 | grep -v '^  '
+done
+
+echo; echo "## 3. idtoken audit, 200,000 records, verdict cache off"
+for _ in 1 2 3 4 5 6 7 8 9 10; do cat "$files/audit-20k.log"; done > "$work/audit-200k.log"
+echo "| implementation | threads | wall s | CPU s | records per CPU-second | ÷ 1 thread | peak RSS MB |"
+echo "|---|---|---|---|---|---|---|"
+for impl in $implementations; do
+    single=""
+    for threads in 1 2 4 8 16; do
+        [ "$threads" -le "$cores" ] || continue
+        if [ -n "$gnutime" ]; then
+            (cd "$files" && with "$impl" "$gnutime" -f "%e %U %S %M" -o "$work/time" idtoken audit --config audit-config.json \
+                --verdict-cache 0 --threads "$threads" --output /dev/null --summary /dev/null "$work/audit-200k.log" >/dev/null 2>&1)
+        else
+            (cd "$files" && TIMEFORMAT="%R %U %S 0" && { time with "$impl" idtoken audit --config audit-config.json --verdict-cache 0 \
+                --threads "$threads" --output /dev/null --summary /dev/null "$work/audit-200k.log" >/dev/null 2>&1; } 2> "$work/time")
+        fi
+        read -r wall user sys rss < <(tail -1 "$work/time")
+        rate=$(awk -v u="$user" -v s="$sys" 'BEGIN { printf "%.0f", 200000 / (u + s) }')
+        [ -n "$single" ] || single=$rate
+        awk -v i="$(label "$impl")" -v t="$threads" -v w="$wall" -v u="$user" -v s="$sys" -v r="$rate" -v o="$single" -v m="$rss" \
+            'BEGIN { printf "| %s | %d | %.2f | %.2f | %d | %.2f | %s |\n", i, t, w, u + s, r, r / o, (m > 0 ? sprintf("%.0f", m / 1024) : "—") }'
+    done
+done
+
+echo; echo "## 4. idtoken serve, distinct tokens, verified-token cache off"
+half=$(( cores / 2 > 0 ? cores / 2 : 1 ))
+server_cpus="0-$(( half - 1 ))"; client_cpus="$half-$(( cores - 1 ))"
+[ "$cores" -ge 2 ] || client_cpus=0
+echo "event loops: $half on CPUs $server_cpus; wrk (4 threads) and the paced client on CPUs $client_cpus"
+cpu_ticks() { awk '{ split($0, a, ") "); split(a[2], f, " "); print f[12] + f[13] }' "/proc/$1/stat"; }
+ticks=$(getconf CLK_TCK)
+tokens="$files/serve/distinct.txt"
+echo "| implementation | load | requests/s | p50 / p99 µs | server CPU µs a request |"
+echo "|---|---|---|---|---|"
+for impl in $implementations; do
+    (cd "$files/serve" && exec env $( [ "$impl" = default ] || echo IDTK_RSA_BATCH=$impl ) taskset -c "$server_cpus" \
+        idtoken serve --config serve.json --listen 127.0.0.1:0 --threads "$half" --log-level error --at "$(cat at)") \
+        > "$work/serve.out" 2> "$work/serve.err" &
+    server=$!
+    port=""
+    for _ in $(seq 100); do port=$(sed -n 's/^listening on .*:\([0-9]*\)$/\1/p' "$work/serve.out" | head -1); [ -n "$port" ] && break; sleep 0.1; done
+    [ -n "$port" ] || { echo "idtoken serve did not start: $(cat "$work/serve.err")" >&2; exit 1; }
+    wrk_run() {   # connections seconds → "requests/s p50 p99 cpu-µs-a-request non2xx socket-errors"
+        local before after
+        before=$(cpu_ticks "$server")
+        IDTK_TOKENS=$tokens IDTK_PATH=/verify IDTK_THREADS=4 taskset -c "$client_cpus" \
+            wrk -t4 -c"$1" -d"$2"s -s "$files/serve/tokens.lua" "http://127.0.0.1:$port/verify" > "$work/wrk.out" 2>&1
+        after=$(cpu_ticks "$server")
+        awk -v b="$before" -v a="$after" -v t="$ticks" '/^IDTK / { printf "%.0f %d %d %.1f %d %d\n", $2 / ($3 / 1e6), $6, $8, (a - b) / t / $2 * 1e6, $4, $5 }' "$work/wrk.out"
+    }
+    wrk_run 32 1 >/dev/null   # warm-up
+    saturated=0
+    for connections in 32 128; do
+        read -r rps p50 p99 cpu non2xx errors < <(wrk_run "$connections" 4)
+        [ "$non2xx" = 0 ] && [ "$errors" = 0 ] || echo "warning: $non2xx answers not 2xx, $errors socket errors" >&2
+        echo "| $(label "$impl") | wrk, $connections connections | $rps | $p50 / $p99 | $cpu |"
+        saturated=$rps
+    done
+    rate=$(( saturated / 2 ))
+    before=$(cpu_ticks "$server")
+    taskset -c "$client_cpus" paced_client "$port" /verify "$tokens" "$rate" 4 64 > "$work/paced.out" 2>&1
+    after=$(cpu_ticks "$server")
+    awk -v b="$before" -v a="$after" -v t="$ticks" -v i="$(label "$impl")" -v r="$rate" '/^PACED / {
+        printf "| %s | open loop at %d/s (half of 128 connections) | %.0f | %d / %d | %.1f |\n", i, r, $2 / ($3 / 1e6), $6, $8, (a - b) / t / $12 * 1e6
+        if ($4 + $5 > 0) printf "warning: %d answers not 2xx, %d errors\n", $4, $5 > "/dev/stderr" }' "$work/paced.out"
+    kill "$server"; wait "$server" 2>/dev/null; server=""
+done
+echo; echo "== done"
