@@ -66,7 +66,9 @@ echo "binaries: $(idtoken --version 2>/dev/null | head -1)"
 implementations="default libcrypto"
 ifma=$(grep -q -m1 avx512ifma /proc/cpuinfo && echo "ifma" || echo "default (no IFMA: libcrypto)")
 label() { [ "$1" = default ] && echo "$ifma" || echo "$1"; }
-with() { if [ "$1" = default ]; then shift; env -u IDTK_RSA_BATCH "$@"; else local i=$1; shift; IDTK_RSA_BATCH=$i "$@"; fi; }
+# env's arguments for an implementation: "default" unsets IDTK_RSA_BATCH whatever the caller's environment says.
+implementation_env() { [ "$1" = default ] && echo "-u IDTK_RSA_BATCH" || echo "IDTK_RSA_BATCH=$1"; }
+with() { local i=$1; shift; env $(implementation_env "$i") "$@"; }
 work=$(mktemp -d); trap 'rm -rf "$work"; [ -n "${server:-}" ] && kill "$server" 2>/dev/null' EXIT
 
 echo; echo "## 1. The kernel and the batch API (idtoken-bench, ratio to raw-rsa2048 in the same run)"
@@ -111,24 +113,24 @@ echo "event loops: $half on CPUs $server_cpus; wrk (4 threads) and the paced cli
 cpu_ticks() { awk '{ split($0, a, ") "); split(a[2], f, " "); print f[12] + f[13] }' "/proc/$1/stat"; }
 ticks=$(getconf CLK_TCK)
 tokens="$files/serve/distinct.txt"
+wrk_run() {   # connections seconds, against the running $server on $port → "requests/s p50 p99 cpu-µs-a-request non2xx socket-errors"
+    local before after
+    before=$(cpu_ticks "$server")
+    IDTK_TOKENS=$tokens IDTK_PATH=/verify IDTK_THREADS=4 taskset -c "$client_cpus" \
+        wrk -t4 -c"$1" -d"$2"s -s "$files/serve/tokens.lua" "http://127.0.0.1:$port/verify" > "$work/wrk.out" 2>&1
+    after=$(cpu_ticks "$server")
+    awk -v b="$before" -v a="$after" -v t="$ticks" '/^IDTK / { printf "%.0f %d %d %.1f %d %d\n", $2 / ($3 / 1e6), $6, $8, (a - b) / t / $2 * 1e6, $4, $5 }' "$work/wrk.out"
+}
 echo "| implementation | load | requests/s | p50 / p99 µs | server CPU µs a request |"
 echo "|---|---|---|---|---|"
 for impl in $implementations; do
-    (cd "$files/serve" && exec env $( [ "$impl" = default ] || echo IDTK_RSA_BATCH=$impl ) taskset -c "$server_cpus" \
+    (cd "$files/serve" && exec env $(implementation_env "$impl") taskset -c "$server_cpus" \
         idtoken serve --config serve.json --listen 127.0.0.1:0 --threads "$half" --log-level error --at "$(cat at)") \
         > "$work/serve.out" 2> "$work/serve.err" &
     server=$!
     port=""
     for _ in $(seq 100); do port=$(sed -n 's/^listening on .*:\([0-9]*\)$/\1/p' "$work/serve.out" | head -1); [ -n "$port" ] && break; sleep 0.1; done
     [ -n "$port" ] || { echo "idtoken serve did not start: $(cat "$work/serve.err")" >&2; exit 1; }
-    wrk_run() {   # connections seconds → "requests/s p50 p99 cpu-µs-a-request non2xx socket-errors"
-        local before after
-        before=$(cpu_ticks "$server")
-        IDTK_TOKENS=$tokens IDTK_PATH=/verify IDTK_THREADS=4 taskset -c "$client_cpus" \
-            wrk -t4 -c"$1" -d"$2"s -s "$files/serve/tokens.lua" "http://127.0.0.1:$port/verify" > "$work/wrk.out" 2>&1
-        after=$(cpu_ticks "$server")
-        awk -v b="$before" -v a="$after" -v t="$ticks" '/^IDTK / { printf "%.0f %d %d %.1f %d %d\n", $2 / ($3 / 1e6), $6, $8, (a - b) / t / $2 * 1e6, $4, $5 }' "$work/wrk.out"
-    }
     wrk_run 32 1 >/dev/null   # warm-up
     saturated=0
     for connections in 32 128; do

@@ -235,8 +235,7 @@ def main():
         os.makedirs(args.write_tokens, exist_ok=True)
         write_tokens(args.write_tokens, args.tokens)
         with open(os.path.join(args.write_tokens, "serve.json"), "w") as f:
-            json.dump({"profiles": [{"provider": "firebase", "projectId": PROJECT, "keys": "keys.json"}],
-                       "serve": {"verifiedTokenCache": 0, "maxConnections": 1000}}, f)
+            json.dump(serve_configuration("keys.json", 0), f)
         with open(os.path.join(args.write_tokens, "at"), "w") as f:
             f.write("%d\n" % int(time.time()))
         return
@@ -254,6 +253,12 @@ def main():
         run(args, work)
     finally:
         shutil.rmtree(work, ignore_errors=True)
+
+
+def serve_configuration(keys_file, cache):
+    """`idtoken serve`'s configuration: one Firebase profile of the bench's project, keys from `keys_file`."""
+    return {"profiles": [{"provider": "firebase", "projectId": PROJECT, "keys": keys_file}],
+            "serve": {"verifiedTokenCache": cache, "maxConnections": 1000}}
 
 
 def write_tokens(work, count):
@@ -298,8 +303,7 @@ def run(args, work):
         def start():
             config = os.path.join(work, "serve-%d.json" % cache)
             with open(config, "w") as f:
-                json.dump({"profiles": [{"provider": "firebase", "projectId": PROJECT, "keys": keys_file}],
-                           "serve": {"verifiedTokenCache": cache, "maxConnections": 1000}}, f)
+                json.dump(serve_configuration(keys_file, cache), f)
             threads = ["--threads", "1"] if args.pin else []
             process = subprocess.Popen(pinned([args.binary, "serve", "--config", config, "--listen", "127.0.0.1:0",
                                                "--log-level", "error"] + threads, "server"), stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
