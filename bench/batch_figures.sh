@@ -6,7 +6,7 @@
 #
 #   bench/batch_figures.sh pack        here: release builds, the open-loop client, serve's tokens, a 20,000-line
 #                                      audit log, packed into .device/ (ignored by git) with ../shared/device/pack
-#   bash bench/batch_figures.sh run    there (the device tool: carry [".device"]); about 4 minutes on 16 cores.
+#   bash bench/batch_figures.sh run    there (the device tool: carry [".device"]); about 4.5 minutes on 16 cores.
 #                                      Runs here too, on what `pack` left in .build/batch-figures.
 #
 # What it prints, as Markdown tables, the CPU named first:
@@ -20,6 +20,8 @@
 #      clients on the other half: wrk at 32 and 128 connections (requests/s, p50/p99, server CPU a request), then
 #      the open-loop client (bench/tools/paced_client.c, Poisson arrivals, 64 connections) at half the
 #      128-connection rate: p50/p99 (the goal: p99 at most 1 ms) and CPU a request.
+#   5. idtoken serve with serve.appCheck (an ID token and a distinct App Check token a request, both signatures
+#      verified, batched together on IFMA): wrk at 128 connections.
 set -uo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 mode=${1:-}
@@ -56,7 +58,7 @@ gnutime=$(type -P time || true)
 for tool in idtoken idtoken-bench paced_client wrk; do
     command -v "$tool" >/dev/null || { echo "$tool is not on PATH: run 'bench/batch_figures.sh pack' first" >&2; exit 2; }
 done
-[ -f "$files/audit-20k.log" ] && [ -f "$files/serve/serve.json" ] || { echo "no payload in $files: run 'bench/batch_figures.sh pack'" >&2; exit 2; }
+[ -f "$files/audit-20k.log" ] && [ -f "$files/serve/serve-appcheck.json" ] || { echo "no payload in $files: run 'bench/batch_figures.sh pack'" >&2; exit 2; }
 
 cores=$(nproc)
 echo "CPU: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//'), $cores cores," \
@@ -121,17 +123,21 @@ wrk_run() {   # connections seconds, against the running $server on $port → "r
     after=$(cpu_ticks "$server")
     awk -v b="$before" -v a="$after" -v t="$ticks" '/^IDTK / { printf "%.0f %d %d %.1f %d %d\n", $2 / ($3 / 1e6), $6, $8, (a - b) / t / $2 * 1e6, $4, $5 }' "$work/wrk.out"
 }
-echo "| implementation | load | requests/s | p50 / p99 µs | server CPU µs a request |"
-echo "|---|---|---|---|---|"
-for impl in $implementations; do
-    (cd "$files/serve" && exec env $(implementation_env "$impl") taskset -c "$server_cpus" \
-        idtoken serve --config serve.json --listen 127.0.0.1:0 --threads "$half" --log-level error --at "$(cat at)") \
+start_serve() {   # implementation configuration → $server, $port
+    (cd "$files/serve" && exec env $(implementation_env "$1") taskset -c "$server_cpus" \
+        idtoken serve --config "$2" --listen 127.0.0.1:0 --threads "$half" --log-level error --at "$(cat at)") \
         > "$work/serve.out" 2> "$work/serve.err" &
     server=$!
     port=""
     for _ in $(seq 100); do port=$(sed -n 's/^listening on .*:\([0-9]*\)$/\1/p' "$work/serve.out" | head -1); [ -n "$port" ] && break; sleep 0.1; done
     [ -n "$port" ] || { echo "idtoken serve did not start: $(cat "$work/serve.err")" >&2; exit 1; }
     wrk_run 32 1 >/dev/null   # warm-up
+}
+stop_serve() { kill "$server"; wait "$server" 2>/dev/null; server=""; }
+echo "| implementation | load | requests/s | p50 / p99 µs | server CPU µs a request |"
+echo "|---|---|---|---|---|"
+for impl in $implementations; do
+    start_serve "$impl" serve.json
     saturated=0
     for connections in 32 128; do
         read -r rps p50 p99 cpu non2xx errors < <(wrk_run "$connections" 4)
@@ -146,6 +152,18 @@ for impl in $implementations; do
     awk -v b="$before" -v a="$after" -v t="$ticks" -v i="$(label "$impl")" -v r="$rate" '/^PACED / {
         printf "| %s | open loop at %d/s (half of 128 connections) | %.0f | %d / %d | %.1f |\n", i, r, $2 / ($3 / 1e6), $6, $8, (a - b) / t / $12 * 1e6
         if ($4 + $5 > 0) printf "warning: %d answers not 2xx, %d errors\n", $4, $5 > "/dev/stderr" }' "$work/paced.out"
-    kill "$server"; wait "$server" 2>/dev/null; server=""
+    stop_serve
+done
+
+echo; echo "## 5. idtoken serve with serve.appCheck: an ID token and a distinct App Check token a request, both verified"
+echo "| implementation | load | requests/s | p50 / p99 µs | server CPU µs a request (two signatures) |"
+echo "|---|---|---|---|---|"
+tokens="$files/serve/appcheck.txt"
+for impl in $implementations; do
+    start_serve "$impl" serve-appcheck.json
+    read -r rps p50 p99 cpu non2xx errors < <(wrk_run 128 4)
+    [ "$non2xx" = 0 ] && [ "$errors" = 0 ] || echo "warning: $non2xx answers not 2xx, $errors socket errors" >&2
+    echo "| $(label "$impl") | wrk, 128 connections | $rps | $p50 / $p99 | $cpu |"
+    stop_serve
 done
 echo; echo "== done"

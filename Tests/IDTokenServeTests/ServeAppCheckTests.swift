@@ -66,6 +66,24 @@ import Testing
         #expect(response.status == 400)
     }
 
+    /// HTTP's optional whitespace around the App Check value goes (a door other than the HTTP parser, such as Envoy's
+    /// header map, may leave it); other whitespace is part of the value, which is then no token.
+    @Test func spacesAndTabsAroundTheAppCheckValueGoOtherWhitespaceStays() async throws {
+        let (service, directory) = try ServeFixture.service(serve: Self.serve, appCheck: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let id = "Bearer " + ServeFixture.firebaseToken(), appCheck = ServeFixture.appCheckToken()
+        let padded = await service.respond(to: ServeRequest(target: "/verify", authorization: id, appCheck: " \t" + appCheck + "\t "))
+        #expect(padded.status == 200)
+        #expect(padded.headers.first { $0.0 == "X-Auth-App-Id" }?.1 == ServeFixture.appCheckAppID)
+        let noBreak = await service.respond(to: ServeRequest(target: "/verify", authorization: id, appCheck: "\u{00A0}" + appCheck))
+        #expect(noBreak.status == 401)
+        #expect(noBreak.headers.first { $0.0 == "X-Auth-Error-Token" }?.1 == "app-check")
+        let blank = await service.respond(to: ServeRequest(target: "/verify", authorization: id, appCheck: " \t "))
+        #expect(blank.status == 401)
+        #expect(blank.headers.first { $0.0 == "X-Auth-Error" } == nil)
+        #expect(blank.headers.first { $0.0 == "X-Auth-Error-Token" }?.1 == "app-check")
+    }
+
     @Test func withoutTheSettingTheHeaderIsIgnored() async throws {
         let fixture = try await ServeFixture(appCheck: true)
         defer { Task { await fixture.stop() } }

@@ -54,10 +54,10 @@ public struct KeyCachePolicy: Sendable, Equatable {
         for header in cacheControl {
             for directive in header.split(separator: ",") {
                 let parts = directive.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-                let name = parts[0].trimmingWhitespace().lowercased()
+                let name = parts[0].trimmingHTTPWhitespace().lowercased()
                 if name == "no-store" || name == "no-cache" { return 0 }
                 if name == "max-age", parts.count == 2 {
-                    var value = parts[1].trimmingWhitespace()
+                    var value = String(parts[1].trimmingHTTPWhitespace())
                     if value.hasPrefix("\""), value.hasSuffix("\""), value.count >= 2 { value = String(value.dropFirst().dropLast()) }
                     // A malformed max-age means the response is stale (RFC 9111 §4.2.1).
                     guard !value.isEmpty, value.allSatisfy(\.isASCIIDigit) else { return 0 }
@@ -68,7 +68,7 @@ public struct KeyCachePolicy: Sendable, Equatable {
         }
         if let maxAge {
             let ageSeconds = age.flatMap { a -> Double? in
-                let t = a.trimmingWhitespace()
+                let t = a.trimmingHTTPWhitespace()
                 return !t.isEmpty && t.allSatisfy(\.isASCIIDigit) ? Double(t) : nil
             } ?? 0
             return max(0, maxAge - ageSeconds)
@@ -87,12 +87,6 @@ extension Duration {
     var inSeconds: Double {
         let (s, atto) = components
         return Double(s) + Double(atto) / 1e18
-    }
-}
-
-fileprivate extension StringProtocol {
-    func trimmingWhitespace() -> String {
-        String(drop(while: { $0 == " " || $0 == "\t" }).reversed().drop(while: { $0 == " " || $0 == "\t" }).reversed())
     }
 }
 
