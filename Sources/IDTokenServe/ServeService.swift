@@ -302,7 +302,7 @@ package final class ServeService: Sendable {
     /// ASCII tokens), the optional whitespace around the value dropped.
     ///
     /// Byte-wise: splitting a header that holds a session cookie of a kilobyte into `Character`s cost `idtoken serve`
-    /// more than the token's RSA verify (BENCHMARKS.md, "`serve.appCheck`").
+    /// more than the token's RSA verify (BENCHMARKS.md, "Session cookies and App Check tokens read byte-wise").
     package static func cookie(named names: [String], in header: String) -> String? {
         var header = header
         return header.withUTF8 { bytes -> String? in

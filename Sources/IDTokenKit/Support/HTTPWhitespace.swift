@@ -4,7 +4,8 @@ extension Substring {
     /// line separator) is text, left for whoever reads the value to refuse.
     ///
     /// Byte-wise, and no copy: Foundation's `trimmingCharacters(in:)` reads a kilobyte token as UTF-16 and cost
-    /// `idtoken serve` more than an RSA verify a request (BENCHMARKS.md, "`serve.appCheck`").
+    /// `idtoken serve` more than an RSA verify a request (BENCHMARKS.md, "Session cookies and App Check tokens read
+    /// byte-wise").
     package func trimmingHTTPWhitespace() -> Substring {
         let bytes = utf8
         var start = bytes.startIndex, end = bytes.endIndex
