@@ -11,6 +11,7 @@ are type-checked with `swiftc -typecheck`; any error fails, naming the document 
 import glob
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -44,9 +45,17 @@ def blocks(path):
 
 
 def main():
+    work = tempfile.mkdtemp(prefix="idtk-examples-")
+    try:
+        return check(work)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def check(work):
+    """Type-checks every document's examples in `work`; 0 when they all pass."""
     bin_path, clang_args = sys.argv[1], sys.argv[2:]
     documents = ["README.md"] + sorted(glob.glob("Sources/*/*.docc/*.md")) + sorted(glob.glob("docs/*.md"))
-    work = tempfile.mkdtemp(prefix="idtk-examples-")
     files, origin = [], {}
     with open(os.path.join(work, "Prelude.swift"), "w") as handle:
         handle.write(PRELUDE)

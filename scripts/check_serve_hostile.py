@@ -14,6 +14,7 @@ Usage: scripts/check_serve_hostile.py PATH/TO/idtoken     (exit status 0 when ev
 """
 import json
 import os
+import shutil
 import signal
 import socket
 import sys
@@ -235,17 +236,20 @@ def main():
         raise SystemExit(__doc__)
     binary = os.path.abspath(sys.argv[1])
     work = tempfile.mkdtemp(prefix="check-serve-hostile-")
-    key = Key("hostile-key-1")
-    token = key.token(firebase_claims())
-    serve = start(binary, work, key)
     try:
-        check_absolute_form(serve, token)
-        check_unread_pipeline(serve, token)
-        check_slow_bodies(serve, token)
+        key = Key("hostile-key-1")
+        token = key.token(firebase_claims())
+        serve = start(binary, work, key)
+        try:
+            check_absolute_form(serve, token)
+            check_unread_pipeline(serve, token)
+            check_slow_bodies(serve, token)
+        finally:
+            status = serve.stop()
+        check(status == 0, "SIGTERM: exit 0")
+        check_shutdown_with_slow_readers(binary, work, key, token)
     finally:
-        status = serve.stop()
-    check(status == 0, "SIGTERM: exit 0")
-    check_shutdown_with_slow_readers(binary, work, key, token)
+        shutil.rmtree(work, ignore_errors=True)
     if serve_checks.FAILURES:
         print("%d hostile-client check(s) failed" % len(serve_checks.FAILURES))
         sys.exit(1)

@@ -39,11 +39,10 @@ final class ServeFixture: @unchecked Sendable {
     }
 
     /// The service of a fixture, not listening (for a connection driven by a test): its directory holds the
-    /// configuration file and keys; the caller removes it.
+    /// configuration file and keys, removed when the test process exits (a caller may remove it before).
     static func service(serve: String = "{}", unreachableProfile: Bool = false, appCheck: Bool = false,
                         log: CapturedLog = CapturedLog(), signatures: RSABatchImplementation? = nil) throws -> (ServeService, String) {
-        let directory = NSTemporaryDirectory() + "serve-\(UUID().uuidString)"
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let directory = TestDirectory.make("serve")
         try "{\"keys\":[\(signer.jwk(kid: signer.kid))]}".write(toFile: directory + "/keys.json", atomically: true, encoding: .utf8)
         var profiles = """
             {"provider": "firebase", "projectId": "\(project)", "tenant": "t1", "allowedSignInProviders": ["apple.com"], "keys": "keys.json"},

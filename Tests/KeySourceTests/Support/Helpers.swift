@@ -1,5 +1,6 @@
 import Foundation
 import IDTokenKit
+import TestSupport
 
 /// The fixtures folder beside these tests.
 enum Fixtures {
@@ -18,12 +19,8 @@ enum Fixtures {
         return tokens
     }()
 
-    /// A fresh empty directory under the system's temporary directory.
-    static func temporaryDirectory() -> String {
-        let path = NSTemporaryDirectory() + "idtoken-keysource-tests-" + UUID().uuidString
-        try! FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-        return path
-    }
+    /// A fresh empty directory, removed when the test process exits.
+    static func temporaryDirectory() -> String { TestDirectory.make("keysource") }
 }
 
 /// Polls `condition` until it holds or it has had `timeout` of real time to hold; returns whether it held. The
