@@ -320,6 +320,11 @@ def write_tokens(work, count, app_check=False):
     with open(keys_file, "w") as f:
         json.dump({"keys": [jwk]}, f)
     header = b64url(json.dumps({"alg": "RS256", "kid": "bench-1", "typ": "JWT"}).encode())
+
+    def signed(claims):   # → (signing input, signature)
+        signing_input = header + "." + b64url(json.dumps(claims).encode())
+        return signing_input, key.sign(signing_input.encode(), padding.PKCS1v15(), hashes.SHA256())
+
     now = int(time.time())
     distinct, invalid = [], []
     for i in range(count):
@@ -327,8 +332,7 @@ def write_tokens(work, count, app_check=False):
                   "user_id": "user-%06d" % i, "name": "Bench User %d" % i, "email": "user%d@example.com" % i,
                   "email_verified": True, "iat": now - 60, "exp": now + 3000, "auth_time": now - 60,
                   "firebase": {"sign_in_provider": "google.com", "identities": {"email": ["user%d@example.com" % i]}}}
-        signing_input = header + "." + b64url(json.dumps(claims).encode())
-        signature = key.sign(signing_input.encode(), padding.PKCS1v15(), hashes.SHA256())
+        signing_input, signature = signed(claims)
         distinct.append(signing_input + "." + b64url(signature))
         invalid.append(signing_input + "." + b64url(bytes([signature[0] ^ 1]) + signature[1:]))
     files = [("distinct", distinct), ("repeat", distinct[:1]), ("invalid", invalid)]
@@ -338,8 +342,7 @@ def write_tokens(work, count, app_check=False):
             claims = {"iss": "https://firebaseappcheck.googleapis.com/" + APP_CHECK_PROJECT_NUMBER,
                       "aud": ["projects/" + APP_CHECK_PROJECT_NUMBER, "projects/" + PROJECT], "sub": APP_CHECK_APP_ID,
                       "provider": "play_integrity", "iat": now - 60, "exp": now + 3000, "jti": "bench-%06d" % i}
-            signing_input = header + "." + b64url(json.dumps(claims).encode())
-            signature = key.sign(signing_input.encode(), padding.PKCS1v15(), hashes.SHA256())
+            signing_input, signature = signed(claims)
             pairs.append(id_token + " " + signing_input + "." + b64url(signature))
         files.append(("appcheck", pairs))
     token_files = {}

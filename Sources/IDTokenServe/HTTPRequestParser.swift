@@ -1,3 +1,5 @@
+import IDTokenKit
+
 /// The request heads `idtoken serve` accepts, read straight from the bytes a connection received (RFC 9112).
 ///
 /// The service answers one question per request from four header fields, and never reads a body, so it does not
@@ -124,15 +126,11 @@ struct HTTPRequestParser: Sendable {
             let name = index
             while index < end && Self.isToken(bytes[index]) { index += 1 }
             guard index > name, index < end, bytes[index] == colon else {
-                return .refused(.badRequest(name < end && (bytes[name] == space || bytes[name] == tab)
+                return .refused(.badRequest(name < end && HTTPWhitespace.isOptional(bytes[name])
                                             ? "folded header lines are not accepted" : "malformed header field"))
             }
             let nameEnd = index
-            index += 1
-            while index < end && (bytes[index] == space || bytes[index] == tab) { index += 1 }
-            var valueEnd = end
-            while valueEnd > index && (bytes[valueEnd - 1] == space || bytes[valueEnd - 1] == tab) { valueEnd -= 1 }
-            let value = index..<valueEnd
+            let value = HTTPWhitespace.trimming(index + 1..<end, of: bytes)
             switch nameEnd - name {
             case 4 where Self.named(bytes, name, "host"):
                 hosts += 1
@@ -193,7 +191,6 @@ struct HTTPRequestParser: Sendable {
     private var cr: UInt8 { 13 }
     private var lf: UInt8 { 10 }
     private var space: UInt8 { 32 }
-    private var tab: UInt8 { 9 }
     private var colon: UInt8 { 58 }
 
     /// Where the line starting at `start` ends.

@@ -315,10 +315,8 @@ package final class ServeService: Sendable {
                 guard let equals = bytes[name..<end].firstIndex(of: UInt8(ascii: "=")) else { continue }
                 let found = UnsafeBufferPointer(rebasing: bytes[name..<equals])
                 guard names.contains(where: { $0.utf8.elementsEqual(found) }) else { continue }
-                var value = equals + 1, valueEnd = end
-                while value < valueEnd && (bytes[value] == 0x20 || bytes[value] == 0x09) { value += 1 }
-                while valueEnd > value && (bytes[valueEnd - 1] == 0x20 || bytes[valueEnd - 1] == 0x09) { valueEnd -= 1 }
-                if value < valueEnd { return String(decoding: UnsafeBufferPointer(rebasing: bytes[value..<valueEnd]), as: UTF8.self) }
+                let value = HTTPWhitespace.trimming(equals + 1..<end, of: UnsafeRawBufferPointer(bytes))
+                if !value.isEmpty { return String(decoding: UnsafeBufferPointer(rebasing: bytes[value]), as: UTF8.self) }
             }
             return nil
         }
