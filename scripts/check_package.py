@@ -44,6 +44,11 @@ VECTOR = ("external/providers/cases.json", "real/apple/azimolabs-YuyXoY-0/inside
 IN_ROOT = r'''set -e
 root=$1; user=$2; shift 2
 mkdir -p "$root/proc" "$root/dev" "$root$REPO" "$root$WORK"
+# The unprivileged user reaches both through the root file system's own folders (its /root is 0700): the checkout
+# may lie in root's home or a private temporary folder, and that must not decide what the check sees.
+for dir in "$REPO" "$WORK"; do
+    while [ "$dir" != / ]; do dir=$(dirname "$dir"); chmod o+x "$root$dir"; done
+done
 mount -t proc proc "$root/proc"
 mount --rbind /dev "$root/dev"
 mount --bind "$REPO" "$root$REPO"

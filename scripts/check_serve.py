@@ -211,6 +211,10 @@ def check_unprivileged(binary, work, key):
         print("note: not root, so the service already ran unprivileged above", flush=True)
         return
     os.chmod(work, 0o755)
+    # A copy of the binary in the 0755 work directory: the checkout may lie where nobody cannot reach (root's home,
+    # a mktemp -d folder), and what is checked is the service, not the checkout's permissions.
+    binary = shutil.copy(binary, os.path.join(work, "idtoken-unprivileged"))
+    os.chmod(binary, 0o755)
     keys = os.path.join(work, "unprivileged-keys.json")
     with open(keys, "w") as f:
         json.dump({"keys": [key.jwk()]}, f)

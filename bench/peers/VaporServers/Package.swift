@@ -8,7 +8,7 @@ let package = Package(
     platforms: [.macOS(.v15)],
     dependencies: [
         .package(name: "IDTokenKit", path: "../../.."),
-        .package(name: "IDTokenKitVapor", path: "../../../Integrations/IDTokenKitVapor"),
+        .package(name: "IDTokenKitIntegrations", path: "../../../Integrations"),
         .package(url: "https://github.com/vapor/vapor", from: "4.122.0"),
         .package(url: "https://github.com/vapor/jwt", exact: "5.2.0"),
     ],
@@ -17,7 +17,7 @@ let package = Package(
             name: "vapor-peer-server",
             dependencies: [
                 .product(name: "IDTokenKit", package: "IDTokenKit"),
-                .product(name: "IDTokenKitVapor", package: "IDTokenKitVapor"),
+                .product(name: "IDTokenKitVapor", package: "IDTokenKitIntegrations"),
                 .product(name: "Vapor", package: "vapor"),
                 .product(name: "JWT", package: "jwt"),
             ]
