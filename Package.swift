@@ -138,7 +138,8 @@ let package = Package(
             path: "bench/Sources/idtoken-bench"
         ),
         // Test helpers shared by the test targets (a libcrypto-backed token signer, seeded generators).
-        .target(name: "TestSupport", dependencies: ["JOSE", "CLibCrypto", .product(name: "Logging", package: "swift-log")], path: "Tests/TestSupport"),
+        .target(name: "TestSupport", dependencies: ["JOSE", "CLibCrypto", "IDTokenKitRedis", .product(name: "Logging", package: "swift-log")],
+                path: "Tests/TestSupport"),
         // IDTokenKit for its JSON text writer only (`JSONTree.jsonText`), which hands a vector file's JWK back to
         // the parsers that take text; the tests exercise JOSE.
         .testTarget(
@@ -181,6 +182,7 @@ let package = Package(
             name: "IDTokenServeTests",
             dependencies: [
                 "IDTokenServe",
+                "IDTokenKitRedis",
                 "IDTokenConfiguration",
                 "TestSupport",
                 .product(name: "Logging", package: "swift-log"),

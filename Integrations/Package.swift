@@ -45,6 +45,7 @@ let package = Package(
             dependencies: [
                 "IDTokenKitVapor",
                 "VaporSignInExample",
+                .product(name: "IDTokenKitRedis", package: "IDTokenKit"),
                 .product(name: "Vapor", package: "vapor"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -74,6 +75,7 @@ let package = Package(
             dependencies: [
                 "IDTokenKitHummingbird",
                 "HummingbirdSignInExample",
+                .product(name: "IDTokenKitRedis", package: "IDTokenKit"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),

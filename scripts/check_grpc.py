@@ -4,8 +4,8 @@
 ext_authz filter and Istio send them: the request's headers in `attributes.request.http.headers` (lower-case
 names), the original path, a route's `context_extensions`, or the headers as a list (`header_map`, Envoy's
 `encode_raw_headers`). Every row of the contract: allow with the identity headers and the removal of those not
-sent, refusals with the HTTP door's status and headers, keys unavailable, the profile from a context extension,
-the message-size bound, graceful shutdown; then a bounded loop of calls beside the HTTP door for requests/s and
+sent, refusals with the HTTP door's status and headers, keys unavailable, a Redis replay store stopped and started
+again, the profile from a context extension, the message-size bound, graceful shutdown; then a bounded loop of calls beside the HTTP door for requests/s and
 p99 (printed, not asserted).
 
 Usage: scripts/check_grpc.py PATH/TO/idtoken     (built with `--traits GRPC`; exit status 0 when every check passed)
@@ -40,6 +40,24 @@ def stubs(work):
     if status != 0:
         raise SystemExit("protoc failed on Protos/")
     sys.path.insert(0, out)
+
+
+def start_redis(port, work):
+    """A real redis-server on `port`, without persistence; returns once it answers PING."""
+    redis = subprocess.Popen(["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+                              "--dir", work], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    ping = lambda: subprocess.run(["redis-cli", "-p", str(port), "PING"], capture_output=True, text=True).stdout.strip() == "PONG"
+    check(wait_until(ping, 10), "redis-server answers on port %d" % port)
+    return redis
+
+
+def stop_redis(redis, port):
+    subprocess.run(["redis-cli", "-p", str(port), "SHUTDOWN", "NOSAVE"], capture_output=True)
+    try:
+        redis.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        redis.kill()
+        redis.wait()
 
 
 def main():
@@ -262,6 +280,44 @@ def main():
         channel.close()
         serve.send_signal(signal.SIGTERM)
         check(serve.wait(timeout=30) == 0, "SIGTERM: the App Check service stops, exit status 0")
+        serve = None
+
+        # A Redis replay store: accepted, replayed; Redis stopped: UNAVAILABLE with a 503 denied_response (the token
+        # was not judged, never `replayed`); Redis started again on its port: OK, without restarting the service.
+        redis_port = free_port()
+        redis = start_redis(redis_port, work)
+        config = os.path.join(work, "replay.json")
+        with open(config, "w") as f:
+            json.dump({"profiles": [{"provider": "firebase", "projectId": PROJECT, "keys": corp_keys,
+                                     "allowedSignInProviders": ["apple.com", "password"]}],
+                       "serve": {"replayStore": "redis://127.0.0.1:%d" % redis_port}}, f)
+        serve = subprocess.Popen([binary, "serve", "--config", config, "--listen", "127.0.0.1:0",
+                                  "--grpc-listen", "127.0.0.1:0", "--threads", "2"], stdout=subprocess.PIPE, stderr=log)
+        serve.stdout.readline()
+        channel = grpc.insecure_channel(serve.stdout.readline().decode().strip().rsplit(" ", 1)[1])
+        stub = auth_grpc.AuthorizationStub(channel)
+        first = key.token(firebase_claims(sub="replay-1"))
+        check(call({"authorization": "Bearer " + first}).status.code == 0, "replay store: a new token is OK")
+        response = call({"authorization": "Bearer " + first})
+        check(response.status.code == grpc.StatusCode.UNAUTHENTICATED.value[0]
+              and denied_headers(response).get("x-auth-error") == "replayed", "replay store: the same token again is replayed")
+        stop_redis(redis, redis_port)
+        response = call({"authorization": "Bearer " + key.token(firebase_claims(sub="replay-2"))})
+        headers = denied_headers(response)
+        check(response.status.code == grpc.StatusCode.UNAVAILABLE.value[0] and response.denied_response.status.code == 503
+              and headers.get("x-auth-error") == "replay_store_unavailable" and "retry-after" in headers
+              and "www-authenticate" not in headers,
+              "Redis stopped: UNAVAILABLE, denied_response 503 replay_store_unavailable with retry-after (%d, %s)"
+              % (response.status.code, headers))
+        redis = start_redis(redis_port, work)
+        second = key.token(firebase_claims(sub="replay-2"))
+        # The service's connection pool reconnects once its reconnect delay has passed.
+        check(wait_until(lambda: call({"authorization": "Bearer " + second}).status.code == 0, 10),
+              "Redis started again: OK, without restarting the service")
+        stop_redis(redis, redis_port)
+        channel.close()
+        serve.send_signal(signal.SIGTERM)
+        check(serve.wait(timeout=30) == 0, "SIGTERM: the replay-store service stops, exit status 0")
         serve = None
     finally:
         if serve and serve.poll() is None:

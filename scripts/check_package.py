@@ -322,6 +322,13 @@ def main():
                         open(os.path.join(root, "etc/idtoken/serve.json")).read().replace("0.0.0.0:8080", "127.0.0.1:0"),
                         workdir("oci-shipped"))
             exercise("oci image rootfs under chroot", in_root(root, user), entry, workdir("oci-rootfs"))
+            # A bare chroot of the image, without /proc: the Swift runtime cannot read the command line there, and the
+            # tool must say so and exit 2 rather than print its help and exit 0 as if it had run.
+            for argv in ([entry, "--version"], [entry, "verify", "a.b.c", "--provider", "apple"]):
+                bare = run(["chroot", "--userspec=" + user, root] + argv)
+                check(bare.returncode == 2 and "/proc" in bare.stderr and not bare.stdout,
+                      f"oci rootfs without /proc: {' '.join(argv[1:])} says it cannot read its arguments, exit 2 "
+                      f"(exit {bare.returncode}: {(bare.stderr or bare.stdout).strip()[:160]})")
 
         # --- deployment recipes ---
         manifests = sorted(glob.glob(os.path.join(REPO, "packaging", "kubernetes", "*.yaml")))

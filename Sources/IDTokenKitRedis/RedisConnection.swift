@@ -1,14 +1,14 @@
 internal import CHiredis
 
 /// Why a Redis command did not give an answer.
-struct RedisFailure: Error, CustomStringConvertible {
-    let description: String
+package struct RedisFailure: Error, CustomStringConvertible {
+    package let description: String
     /// The connection can no longer be trusted (I/O error, timeout, protocol error) and must be discarded.
-    let connectionBroken: Bool
+    package let connectionBroken: Bool
 }
 
 /// A Redis reply, reduced to what this module reads.
-enum RedisReply: Equatable {
+package enum RedisReply: Equatable {
     case status(String)
     case string([UInt8])
     case integer(Int64)
@@ -21,13 +21,13 @@ enum RedisReply: Equatable {
 ///
 /// Not thread-safe: the pool hands each connection to one thread at a time, passing it through its lock, which
 /// is why it may be declared `Sendable`.
-final class RedisConnection: @unchecked Sendable {
+package final class RedisConnection: @unchecked Sendable {
     private let context: UnsafeMutablePointer<redisContext>
     /// Whether a command has failed in a way that leaves the connection unusable.
-    private(set) var isBroken = false
+    package private(set) var isBroken = false
 
     /// Connects to `host:port`, then authenticates and selects the database if asked.
-    init(host: String, port: Int, connectTimeoutMilliseconds: Int, commandTimeoutMilliseconds: Int,
+    package init(host: String, port: Int, connectTimeoutMilliseconds: Int, commandTimeoutMilliseconds: Int,
          username: String?, password: String?, database: Int) throws(RedisFailure) {
         guard let context = idtk_redis_connect(host, Int32(clamping: port), connectTimeoutMilliseconds) else {
             throw RedisFailure(description: "hiredis could not allocate a connection", connectionBroken: true)
@@ -59,7 +59,7 @@ final class RedisConnection: @unchecked Sendable {
     deinit { redisFree(context) }
 
     /// Sends one command (binary-safe arguments) and waits for its reply, within the command timeout.
-    func command(_ arguments: [[UInt8]]) throws(RedisFailure) -> RedisReply {
+    package func command(_ arguments: [[UInt8]]) throws(RedisFailure) -> RedisReply {
         precondition(!arguments.isEmpty, "a Redis command needs at least its name")
         guard !isBroken else {
             throw RedisFailure(description: "the connection already failed", connectionBroken: true)

@@ -42,7 +42,7 @@ extension RedisReplayCache {
     /// returns the line of the earliest presentation by (at, line) the run has seen: `line` itself when this one
     /// is the earliest so far. One round trip (a Lua script, atomic on the server). Entries live `ttlSeconds` from
     /// when Redis receives them: a run's shards may run hours apart, and a log's times are long past.
-    /// - Throws: ``TokenError`` (`replayed`, "unavailable") when Redis cannot answer.
+    /// - Throws: ``TokenError`` `replay_store_unavailable` when Redis cannot answer.
     package func keepEarliest(_ entry: ReplayEntry, run: String, at: Double, line: Int, attempt: String,
                               ttlSeconds: Int64) throws(TokenError) -> Int {
         let prefix = Self.runPrefix(configuration, run: run)
@@ -53,11 +53,11 @@ extension RedisReplayCache {
         ]
         let reply: RedisReply
         do { reply = try pool.withConnection { connection throws(RedisFailure) in try connection.command(command) } } catch {
-            throw TokenError(.replayed, claim: nil, "the replay store is unavailable: \(error.description)")
+            throw TokenError(.replayStoreUnavailable, claim: nil, "the replay store could not answer: \(error.description)")
         }
         guard case .string(let bytes) = reply, let space = bytes.firstIndex(of: UInt8(ascii: " ")),
               let first = Int(String(decoding: bytes[(space + 1)...], as: UTF8.self)) else {
-            throw TokenError(.replayed, claim: nil, "the replay store is unavailable: Redis answered the run script with \(reply)")
+            throw TokenError(.replayStoreUnavailable, claim: nil, "the replay store could not answer: Redis answered the run script with \(reply)")
         }
         return first
     }
@@ -68,10 +68,10 @@ extension RedisReplayCache {
                                   Array((Self.runPrefix(configuration, run: run) + "overturned").utf8)]
         let reply: RedisReply
         do { reply = try pool.withConnection { connection throws(RedisFailure) in try connection.command(command) } } catch {
-            throw TokenError(.replayed, claim: nil, "the replay store is unavailable: \(error.description)")
+            throw TokenError(.replayStoreUnavailable, claim: nil, "the replay store could not answer: \(error.description)")
         }
         guard case .string(let bytes) = reply else {
-            throw TokenError(.replayed, claim: nil, "the replay store is unavailable: Redis answered LRANGE with \(reply)")
+            throw TokenError(.replayStoreUnavailable, claim: nil, "the replay store could not answer: Redis answered LRANGE with \(reply)")
         }
         return String(decoding: bytes, as: UTF8.self).split(separator: "\n").compactMap { row in
             let parts = row.split(separator: " ")

@@ -22,9 +22,9 @@ import Synchronization
 /// Swift concurrency pool; ``insertIfAbsentNow(_:now:)`` blocks the calling thread, for batch work.
 ///
 /// **When Redis is unavailable** (unreachable, timing out, answering errors) the ``RedisReplayCacheConfiguration/FailureMode``
-/// decides: `reject` (the default) throws ``TokenError`` with code `replayed` and a message that says the
-/// replay store is unavailable (DESIGN §3 has no separate code: the token is refused for want of a replay
-/// check); `allow` accepts the token unchecked. Either way the outage is logged: an error (reject) or warning
+/// decides: `reject` (the default) throws ``TokenError`` with code `replay_store_unavailable` and a message that
+/// says the replay store is unavailable (never `replayed`: the token was not judged, and HTTP doors answer 503 with
+/// `Retry-After`); `allow` accepts the token unchecked. Either way the outage is logged: an error (reject) or warning
 /// (allow) at the first failed check and then at most once a second with the number of checks affected, and a
 /// notice when Redis answers again. Entries are whatever the Redis server keeps: a server restarted without
 /// persistence has forgotten the tokens it saw.
@@ -36,6 +36,13 @@ public final class RedisReplayCache: SynchronousReplayCache {
     private let outage = Mutex(OutageLog())
     /// Read on every successful check, written only when an outage starts or ends.
     private let isDown = Atomic<Bool>(false)
+    private let failures = Atomic<Int>(0)
+    private let unchecked = Atomic<Int>(0)
+
+    /// Checks Redis could not answer (unreachable, timing out, an error reply), whatever the failure mode did.
+    public var failureCount: Int { failures.load(ordering: .relaxed) }
+    /// Tokens accepted without their replay check because Redis could not answer and the failure mode is `allow`.
+    public var uncheckedCount: Int { unchecked.load(ordering: .relaxed) }
 
     /// Blocking Redis calls for the async API wait on these, off the cooperative thread pool: one serial queue
     /// per pooled connection, taken in turn. Serial queues get a thread of their own when busy, where a
@@ -69,15 +76,19 @@ public final class RedisReplayCache: SynchronousReplayCache {
     ///
     /// - Returns: `true` for a first sighting (accept), `false` for a replay. An entry whose `expiresAt` is
     ///   already `<= now` is not sent and gives `true`: its token is expired and cannot be accepted anyway.
-    /// - Throws: ``TokenError`` code `replayed` when Redis is unavailable and the failure mode is `reject`.
+    /// - Throws: ``TokenError`` code `replay_store_unavailable` when Redis is unavailable and the failure mode is `reject`.
     public func insertIfAbsent(_ entry: ReplayEntry, now: Int64) async throws(TokenError) -> Bool {
         guard entry.expiresAt > now else { return true }
-        let outcome = await withCheckedContinuation { (continuation: CheckedContinuation<Result<Bool, TokenError>, Never>) in
+        return try await blocking { () throws(TokenError) in try self.insertIfAbsentNow(entry, now: now) }
+    }
+
+    /// Runs `body`, which blocks on Redis, on one of the cache's own queues, and waits for it without blocking the
+    /// caller's thread.
+    func blocking<T: Sendable>(_ body: @escaping @Sendable () throws(TokenError) -> T) async throws(TokenError) -> T {
+        let outcome = await withCheckedContinuation { (continuation: CheckedContinuation<Result<T, TokenError>, Never>) in
             let turn = nextQueue.wrappingAdd(1, ordering: .relaxed).oldValue
             blockingQueues[Int(UInt(bitPattern: turn) % UInt(blockingQueues.count))].async {
-                continuation.resume(returning: Result { () throws(TokenError) -> Bool in
-                    try self.insertIfAbsentNow(entry, now: now)
-                })
+                continuation.resume(returning: Result { () throws(TokenError) -> T in try body() })
             }
         }
         return try outcome.get()
@@ -155,8 +166,9 @@ public final class RedisReplayCache: SynchronousReplayCache {
     }
 
     /// Applies the failure mode to a check Redis could not answer, and logs the outage without flooding.
-    private func unavailable(_ reason: String) throws(TokenError) -> Bool {
+    func unavailable(_ reason: String) throws(TokenError) -> Bool {
         let mode = configuration.failureMode
+        failures.add(1, ordering: .relaxed)
         let now = ContinuousClock.now
         let report: (first: Bool, checks: Int)? = outage.withCriticalSection { log in
             log.affectedChecks += 1
@@ -184,17 +196,18 @@ public final class RedisReplayCache: SynchronousReplayCache {
         }
         switch mode {
         case .allow:
+            unchecked.add(1, ordering: .relaxed)
             return true
         case .reject:
             let address = configuration.displayAddress
-            throw TokenError(.replayed,
-                "the replay store \(address) is unavailable (\(reason)), so this token's replay check cannot be made; "
+            throw TokenError(.replayStoreUnavailable,
+                "the replay store could not answer: \(address) is unavailable (\(reason)), so this token's replay check cannot be made; "
                 + "it is refused because the failure mode is reject. Check that Redis is running and reachable, "
                 + "or choose the allow failure mode to accept tokens unchecked during outages")
         }
     }
 
-    private func noteAnswered() {
+    func noteAnswered() {
         guard isDown.load(ordering: .relaxed) else { return }
         let affected: Int? = outage.withCriticalSection { log in
             guard isDown.load(ordering: .relaxed) else { return nil }

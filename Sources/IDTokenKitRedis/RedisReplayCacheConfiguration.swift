@@ -2,7 +2,7 @@
 public struct RedisReplayCacheConfiguration: Sendable, Equatable {
     /// What a check does when Redis cannot be reached or does not answer in time.
     public enum FailureMode: String, Sendable, Equatable {
-        /// Refuse the token: ``TokenError`` code `replayed`, with a message saying the replay store is
+        /// Refuse the token: ``TokenError`` code `replay_store_unavailable`, with a message saying the replay store is
         /// unavailable. The safe default: no token is accepted without its replay check.
         case reject
         /// Accept the token without a replay check, and log a warning. Keeps sign-in working through a Redis

@@ -1,4 +1,5 @@
 import IDTokenKit
+import IDTokenKitRedis
 
 extension ServeService {
     /// Key-source and cache figures for `/metrics`.
@@ -28,6 +29,13 @@ extension ServeService {
         if let memoryReplay {
             out += "# HELP idtoken_replay_cache_entries Tokens in the in-memory replay cache.\n# TYPE idtoken_replay_cache_entries gauge\n"
             out += "idtoken_replay_cache_entries \(memoryReplay.count)\n"
+        }
+        if memoryReplay != nil || redisReplay != nil {
+            let failures = memoryReplay?.fullCount ?? redisReplay?.failureCount ?? 0
+            out += "# HELP idtoken_replay_store_failures_total Replay checks the store could not answer (Redis unreachable or slow, the in-memory cache full).\n# TYPE idtoken_replay_store_failures_total counter\n"
+            out += "idtoken_replay_store_failures_total \(failures)\n"
+            out += "# HELP idtoken_replay_unchecked_total Tokens accepted without a replay check (replayFailureMode allow).\n# TYPE idtoken_replay_unchecked_total counter\n"
+            out += "idtoken_replay_unchecked_total \(redisReplay?.uncheckedCount ?? 0)\n"
         }
         return out
     }

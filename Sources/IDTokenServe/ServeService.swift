@@ -20,6 +20,7 @@ package final class ServeService: Sendable {
     /// The fixed time every token is judged at, when started with `--at` (tests and demonstrations only).
     let fixedTime: Double?
     let memoryReplay: MemoryReplayCache?
+    let redisReplay: RedisReplayCache?
     /// Whether a replay cache is in play: answers are then never cacheable.
     private let replays: Bool
     private let poller = Mutex<Task<Void, Never>?>(nil)
@@ -38,19 +39,24 @@ package final class ServeService: Sendable {
         case nil:
             replayCache = nil
             memoryReplay = nil
+            redisReplay = nil
         case "memory":
             let cache = MemoryReplayCache(capacity: settings.replayCapacity)
             replayCache = cache
             memoryReplay = cache
+            redisReplay = nil
         case let url?:
+            let cache: RedisReplayCache
             do {
                 // With a fixed clock (tests) Redis's own clock is not the tokens' time: count lifetimes from now.
-                replayCache = try RedisReplayCache(url: url, failureMode: settings.replayFailureMode,
-                                                   expiry: fixedTime == nil ? .absolute : .relativeToNow, logger: logger)
+                cache = try RedisReplayCache(url: url, failureMode: settings.replayFailureMode,
+                                             expiry: fixedTime == nil ? .absolute : .relativeToNow, logger: logger)
             } catch {
                 throw ConfigurationError("\"serve.replayStore\": \(error)")
             }
+            replayCache = cache
             memoryReplay = nil
+            redisReplay = cache
         }
         replays = replayCache != nil
         let cache = settings.verifiedTokenCache > 0 ? VerifiedTokenCache.Configuration(capacity: settings.verifiedTokenCache) : nil

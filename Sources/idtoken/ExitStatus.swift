@@ -5,7 +5,9 @@ enum ExitStatus: Int32 {
     case valid = 0
     case invalid = 1
     case usage = 2
-    case keysUnavailable = 3
+    /// The keys or the replay store could not be had (`keys_unavailable`, `replay_store_unavailable`): the token
+    /// was not judged.
+    case unavailable = 3
 
     var exitCode: ExitCode { ExitCode(rawValue) }
 }

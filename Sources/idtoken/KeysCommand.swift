@@ -12,7 +12,7 @@ struct KeysCommand: AsyncParsableCommand {
     )
 
     static let usageFailure = ExitStatus.usage.exitCode
-    static let keysUnavailable = ExitStatus.keysUnavailable.exitCode
+    static let keysUnavailable = ExitStatus.unavailable.exitCode
 
     struct Fetch: AsyncParsableCommand {
         static let configuration = CommandConfiguration(

@@ -18,7 +18,7 @@ struct ServeCommand: AsyncParsableCommand {
         discussion: """
             Any method on /verify and below: 200 with X-Auth-* identity headers for a valid token, 401 for a \
             missing or invalid one (WWW-Authenticate, X-Auth-Error), 403 for a policy refusal, 503 with \
-            Retry-After when keys are unavailable. /verify/<profile> picks a profile; otherwise the token's issuer \
+            Retry-After when the keys or the replay store are unavailable. /verify/<profile> picks a profile; otherwise the token's issuer \
             does. GET /healthz, /readyz, /metrics. SIGTERM or SIGINT: in-flight requests are answered, then exit 0.
 
             The configuration is the audit's --config file, with an optional "serve" member (docs/serve.md).

@@ -9,7 +9,7 @@ struct VerifyCommand: AsyncParsableCommand {
         commandName: "verify",
         abstract: "Verify one token.",
         discussion: """
-            Exit status: 0 valid, 1 invalid token, 2 bad usage or configuration, 3 keys unavailable.
+            Exit status: 0 valid, 1 invalid token, 2 bad usage or configuration, 3 keys or replay store unavailable.
 
             With --config, the configuration file's profiles (as `idtoken audit --config` and `idtoken serve` read \
             them) verify the token: the one its issuer names, or the one --profile names.
@@ -91,7 +91,7 @@ struct VerifyCommand: AsyncParsableCommand {
             throw ExitStatus.usage.exitCode
         } catch let error as TokenError {
             report(error, profile: nil)
-            throw ExitStatus.keysUnavailable.exitCode
+            throw ExitStatus.unavailable.exitCode
         }
         let outcome = await verifier.verify(text, now: now, nonce: policy.expectedNonce, profile: profile)
         for member in verifier.members {
@@ -103,7 +103,8 @@ struct VerifyCommand: AsyncParsableCommand {
         } else {
             let error = outcome.error ?? TokenError(.malformed, "no verdict")
             report(error, profile: named)
-            throw (error.code == .keysUnavailable ? ExitStatus.keysUnavailable : ExitStatus.invalid).exitCode
+            if case .unavailable = error.httpRefusal { throw ExitStatus.unavailable.exitCode }
+            throw ExitStatus.invalid.exitCode
         }
     }
 

@@ -38,7 +38,7 @@ struct FailingReplayStageTests {
         var answers: Int
         init(answers: Int) { self.answers = answers }
         func record(_ entry: ReplayEntry, line: Int, at: Double) throws(TokenError) -> Int? {
-            guard answers > 0 else { throw TokenError(.replayed, "the replay store is unavailable") }
+            guard answers > 0 else { throw TokenError(.replayStoreUnavailable, "the replay store could not answer: unavailable") }
             answers -= 1
             return nil
         }

@@ -9,8 +9,9 @@ import Testing
             switch code {
             case .tenantMismatch, .providerNotAllowed, .revoked:
                 #expect(refusal == .forbidden(code) && refusal.status == 403 && refusal.bearerError == "insufficient_scope")
-            case .keysUnavailable:
-                #expect(refusal == .unavailable && refusal.status == 503 && refusal.wwwAuthenticate() == nil)
+            case .keysUnavailable, .replayStoreUnavailable:
+                // The token was not judged: no challenge, and a client told 503 tries again.
+                #expect(refusal == .unavailable(code) && refusal.status == 503 && refusal.wwwAuthenticate() == nil)
             default:
                 #expect(refusal == .invalidToken(code) && refusal.status == 401 && refusal.bearerError == "invalid_token")
             }

@@ -1,6 +1,7 @@
 import Foundation
 import IDTokenKit
 import IDTokenServe
+import TestSupport
 import Testing
 
 /// DESIGN §10's table, row by row, over real HTTP to a server on a loopback port.
@@ -264,14 +265,24 @@ import Testing
     }
 }
 
-/// The Redis replay store's failure modes, with Redis unreachable (nothing listens on the port).
+/// The Redis replay store's failure modes, with Redis unreachable (nothing listens on the port), stopped and
+/// started again, and the in-memory store full: a store that cannot answer is a 503, never `replayed`.
 @Suite(.serialized) struct ServeRedisOutageTests {
-    @Test func unreachableRedisRejectsByDefault() async throws {
+    /// 503 with `Retry-After`, `replay_store_unavailable`, and no challenge: the token was not judged.
+    static func expectUnavailable(_ response: RawResponse, sourceLocation: SourceLocation = #_sourceLocation) {
+        #expect(response.status == 503, sourceLocation: sourceLocation)
+        #expect(response.header("X-Auth-Error") == "replay_store_unavailable", sourceLocation: sourceLocation)
+        #expect(response.header("Retry-After") != nil, sourceLocation: sourceLocation)
+        #expect(response.header("WWW-Authenticate") == nil, sourceLocation: sourceLocation)
+    }
+
+    @Test func unreachableRedisIsUnavailableNotReplayed() async throws {
         let fixture = try await ServeFixture(serve: "{\"replayStore\": \"redis://127.0.0.1:9\"}")
         defer { Task { await fixture.stop() } }
-        let response = try await fixture.verify(ServeFixture.firebaseToken())
-        #expect(response.status == 401)
-        #expect(response.header("X-Auth-Error") == "replayed")
+        Self.expectUnavailable(try await fixture.verify(ServeFixture.firebaseToken()))
+        let metrics = try await fixture.get("/metrics").body
+        #expect(metrics.contains("idtoken_replay_store_failures_total 1\n"))
+        #expect(metrics.contains("idtoken_requests_total{outcome=\"unavailable\",code=\"replay_store_unavailable\"} 1\n"), "\(metrics)")
     }
 
     @Test func unreachableRedisAllowsWhenConfiguredTo() async throws {
@@ -280,5 +291,45 @@ import Testing
         let response = try await fixture.verify(ServeFixture.firebaseToken())
         #expect(response.status == 200)
         #expect(response.header("Cache-Control") == "no-store")
+        let metrics = try await fixture.get("/metrics").body
+        #expect(metrics.contains("idtoken_replay_unchecked_total 1\n"))
+    }
+
+    /// A real Redis: accepted, replayed; Redis stopped: 503, never `replayed`; Redis back on its port: accepted
+    /// again without restarting the service, and the earlier token is still a replay.
+    @Test func redisStoppedAndStartedAgain() async throws {
+        let redis = try RedisServerProcess()
+        let fixture = try await ServeFixture(serve: "{\"replayStore\": \"\(redis.url)\"}")
+        defer { Task { await fixture.stop() } }
+        let first = ServeFixture.firebaseToken(sub: "redis-1")
+        #expect(try await fixture.verify(first).status == 200)
+        let again = try await fixture.verify(first)
+        #expect(again.status == 401 && again.header("X-Auth-Error") == "replayed")
+        try await offPool { redis.stop() }
+        Self.expectUnavailable(try await fixture.verify(ServeFixture.firebaseToken(sub: "redis-2")))
+        Self.expectUnavailable(try await fixture.verify(first))
+        try await offPool { try redis.start() }
+        // The pool reconnects once its reconnect delay (250 ms) has passed; until then the answer stays 503.
+        var statuses: [Int] = []
+        for _ in 0..<50 {
+            let status = try await fixture.verify(ServeFixture.firebaseToken(sub: "redis-2")).status
+            statuses.append(status)
+            if status != 503 { break }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        #expect(statuses.last == 200 && statuses.dropLast().allSatisfy { $0 == 503 }, "\(statuses)")
+        #expect(try await fixture.verify(ServeFixture.firebaseToken(sub: "redis-3")).status == 200)
+    }
+
+    /// The in-memory store full of live tokens: a new token is 503, a token it holds is still `replayed`.
+    @Test func aFullMemoryStoreIsUnavailable() async throws {
+        let fixture = try await ServeFixture(serve: "{\"replayStore\": \"memory\", \"replayCapacity\": 1}")
+        defer { Task { await fixture.stop() } }
+        let first = ServeFixture.firebaseToken(sub: "memory-1")
+        #expect(try await fixture.verify(first).status == 200)
+        Self.expectUnavailable(try await fixture.verify(ServeFixture.firebaseToken(sub: "memory-2")))
+        #expect(try await fixture.verify(first).header("X-Auth-Error") == "replayed")
+        let metrics = try await fixture.get("/metrics").body
+        #expect(metrics.contains("idtoken_replay_store_failures_total 1\n"))
     }
 }

@@ -158,8 +158,8 @@ func unixNow() -> Int64 { Int64(Date().timeIntervalSince1970) }
             case (.allow, .success(let accepted)):
                 #expect(accepted)
             case (.reject, .failure(let error)):
-                #expect(error.code == .replayed)
-                #expect(error.message.contains("replay store redis://127.0.0.1:\(server.port)/0 is unavailable"))
+                #expect(error.code == .replayStoreUnavailable)
+                #expect(error.message.contains("redis://127.0.0.1:\(server.port)/0 is unavailable"))
             default:
                 Issue.record("with failure mode \(mode), a check after the stop gave \(outcome)")
             }
@@ -214,7 +214,7 @@ func unixNow() -> Int64 { Int64(Date().timeIntervalSince1970) }
         let rejecting = try RedisReplayCache(url: "redis://127.0.0.1:\(port)")
         let now = unixNow()
         let error = #expect(throws: TokenError.self) { try rejecting.insertIfAbsentNow(entry(1, expiresAt: now + 60), now: now) }
-        #expect(error?.code == .replayed)
+        #expect(error?.code == .replayStoreUnavailable)
         #expect(error?.message.contains("unavailable") == true)
         let allowing = try RedisReplayCache(url: "redis://127.0.0.1:\(port)", failureMode: .allow)
         #expect(try allowing.insertIfAbsentNow(entry(1, expiresAt: now + 60), now: now))
@@ -292,7 +292,7 @@ func unixNow() -> Int64 { Int64(Date().timeIntervalSince1970) }
         let elapsed = Date().timeIntervalSince(started)
         // Without the timeout the call would never return; the upper bound leaves a loaded machine room.
         #expect(elapsed >= 0.15 && elapsed < 15, "took \(elapsed) s")
-        #expect(error?.code == .replayed)
+        #expect(error?.code == .replayStoreUnavailable)
         #expect(error?.message.contains("timed out") == true, "\(String(describing: error?.message))")
     }
 }
@@ -311,3 +311,107 @@ func replayProbeExecutable() throws -> URL {
         + "(looked in \(candidates.map(\.path))); build it with `swift build --product replay-probe`")
 }
 
+
+/// Reservations in Redis (DESIGN §6): `h:<owner>` with a short hold, then `1` until the entry's expiry, or deleted.
+@Suite struct RedisReplayReservationTests {
+    @Test func reservedThenHeldThenCommitted() async throws {
+        let server = try RedisServerProcess()
+        let cache = try RedisReplayCache(url: server.url)
+        let now = unixNow()
+        let e = entry(21, expiresAt: now + 3600)
+        guard case .reserved(let mine) = try await cache.reserve(e, hold: 300, now: now) else {
+            Issue.record("a free entry was not reserved")
+            return
+        }
+        let key = RedisReplayCache.key(for: e, prefix: "idtk:replay:")
+        guard case .integer(let holdMilliseconds) = try server.command(["PTTL", key]) else {
+            Issue.record("no time-to-live on the hold")
+            return
+        }
+        #expect(holdMilliseconds > 0 && holdMilliseconds <= 300_000)
+        #expect(try await cache.reserve(e, hold: 300, now: now) == .held)
+        // A consume-on-verify check sees the held entry as present.
+        #expect(try !cache.insertIfAbsentNow(e, now: now))
+        try await cache.commit(mine, now: now)
+        #expect(try server.command(["GET", key]) == .string(Array("1".utf8)))
+        guard case .integer(let lifetime) = try server.command(["PTTL", key]) else {
+            Issue.record("no time-to-live on the committed entry")
+            return
+        }
+        #expect(lifetime > 300_000, "committed for the entry's lifetime, not the hold's")
+        #expect(try await cache.reserve(e, hold: 300, now: now) == .committed)
+    }
+
+    @Test func releaseOnlyByTheHolder() async throws {
+        let server = try RedisServerProcess()
+        let cache = try RedisReplayCache(url: server.url)
+        let now = unixNow()
+        let e = entry(22, expiresAt: now + 3600)
+        guard case .reserved(let first) = try await cache.reserve(e, hold: 300, now: now) else {
+            Issue.record("a free entry was not reserved")
+            return
+        }
+        try await cache.release(first)
+        guard case .reserved(let second) = try await cache.reserve(e, hold: 300, now: now) else {
+            Issue.record("a released entry was not free")
+            return
+        }
+        // The first holder's late release or commit leaves the second's hold alone.
+        try await cache.release(first)
+        try await cache.commit(first, now: now)
+        #expect(try await cache.reserve(e, hold: 300, now: now) == .held)
+        try await cache.commit(second, now: now)
+        #expect(try await cache.reserve(e, hold: 300, now: now) == .committed)
+    }
+
+    /// A hold whose holder died (the process stopped in its handler) ends, and the next delivery reserves.
+    @Test func aHoldEndsByItself() async throws {
+        let server = try RedisServerProcess()
+        let cache = try RedisReplayCache(url: server.url)
+        let now = unixNow()
+        let e = entry(23, expiresAt: now + 3600)
+        guard case .reserved = try await cache.reserve(e, hold: 300, now: now) else {
+            Issue.record("a free entry was not reserved")
+            return
+        }
+        #expect(try await cache.reserve(e, hold: 300, now: now) == .held)
+        // The hold's time runs out (Redis expires it), as when its holder died.
+        let key = RedisReplayCache.key(for: e, prefix: "idtk:replay:")
+        #expect(try server.command(["PEXPIRE", key, "1"]) == .integer(1))
+        try await Task.sleep(for: .milliseconds(50))
+        guard case .reserved = try await cache.reserve(e, hold: 300, now: now) else {
+            Issue.record("the entry was not free once the hold ended")
+            return
+        }
+    }
+
+    @Test func exactlyOneOfConcurrentDeliveriesReserves() async throws {
+        let server = try RedisServerProcess()
+        let cache = try RedisReplayCache(url: server.url)
+        let now = unixNow()
+        let e = entry(24, expiresAt: now + 3600)
+        let outcomes = try await withThrowingTaskGroup(of: ReplayReservation.Outcome.self) { group in
+            for _ in 0..<8 { group.addTask { try await cache.reserve(e, hold: 300, now: now) } }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        #expect(outcomes.filter { if case .reserved = $0 { true } else { false } }.count == 1)
+        #expect(outcomes.filter { $0 == .held }.count == 7)
+    }
+
+    /// Redis down: the reservation is refused `replay_store_unavailable` (never committed, never held), and counted.
+    @Test func anUnreachableStoreCannotReserve() async throws {
+        let port = try RedisServerProcess.freeLoopbackPort()
+        let cache = try RedisReplayCache(url: "redis://127.0.0.1:\(port)")
+        let now = unixNow()
+        await #expect(throws: TokenError(.replayStoreUnavailable, "")) {
+            _ = try await cache.reserve(entry(25, expiresAt: now + 3600), hold: 300, now: now)
+        }
+        #expect(cache.failureCount == 1 && cache.uncheckedCount == 0)
+        let allowing = try RedisReplayCache(url: "redis://127.0.0.1:\(port)", failureMode: .allow)
+        guard case .reserved = try await allowing.reserve(entry(25, expiresAt: now + 3600), hold: 300, now: now) else {
+            Issue.record("in allow mode an unanswered reservation does not run the handler")
+            return
+        }
+        #expect(allowing.uncheckedCount == 1)
+    }
+}

@@ -85,7 +85,7 @@ func entry(_ token: Int, issuer: String = "https://securetoken.google.com/demo",
         let cache = MemoryReplayCache(capacity: 100, shardCount: 1)
         for token in 0..<100 { #expect(try cache.insertIfAbsentNow(entry(token, expiresAt: now + 60 + Int64(token)), now: now)) }
         let refusal = #expect(throws: TokenError.self) { try cache.insertIfAbsentNow(entry(100), now: now) }
-        #expect(refusal?.code == .replayed)
+        #expect(refusal?.code == .replayStoreUnavailable, "a full store is its failure, never the token's replay")
         #expect(refusal?.message.contains("full") == true)
         #expect(refusal?.message.contains("capacity 100") == true)
         // A token already recorded is still a replay, not a capacity error.
@@ -109,7 +109,7 @@ func entry(_ token: Int, issuer: String = "https://securetoken.google.com/demo",
             do {
                 if try cache.insertIfAbsentNow(entry(token, expiresAt: now + 100), now: now) { accepted += 1 }
             } catch {
-                #expect(error.code == .replayed)
+                #expect(error.code == .replayStoreUnavailable)
                 refused += 1
             }
         }
@@ -206,5 +206,87 @@ func entry(_ token: Int, issuer: String = "https://securetoken.google.com/demo",
         let cache: any ReplayCache = MemoryReplayCache(capacity: 10)
         #expect(try await cache.insertIfAbsent(entry(1), now: now))
         #expect(try await !cache.insertIfAbsent(entry(1), now: now))
+    }
+}
+
+/// Reservations (DESIGN §6): a notification held while its handler runs, then committed or released.
+@Suite struct MemoryReplayReservationTests {
+    let now: Int64 = 1_700_000_000
+
+    @Test func reservedThenHeldThenCommitted() async throws {
+        let cache = MemoryReplayCache(capacity: 100)
+        let e = entry(1, expiresAt: now + 3600)
+        guard case .reserved(let mine) = try await cache.reserve(e, hold: 300, now: now) else {
+            Issue.record("a free entry was not reserved")
+            return
+        }
+        #expect(try await cache.reserve(e, hold: 300, now: now + 1) == .held)
+        // An insertion (a consume-on-verify token) sees the held entry as present.
+        #expect(try !cache.insertIfAbsentNow(e, now: now + 1))
+        try await cache.commit(mine, now: now + 2)
+        #expect(try await cache.reserve(e, hold: 300, now: now + 3) == .committed)
+        // Committed for the entry's lifetime, well past the hold.
+        #expect(try await cache.reserve(e, hold: 300, now: now + 3000) == .committed)
+        #expect(cache.count == 1)
+    }
+
+    @Test func releasedEntriesAreFreeAgain() async throws {
+        let cache = MemoryReplayCache(capacity: 100)
+        let e = entry(2, expiresAt: now + 3600)
+        guard case .reserved(let first) = try await cache.reserve(e, hold: 300, now: now) else {
+            Issue.record("a free entry was not reserved")
+            return
+        }
+        try await cache.release(first)
+        #expect(cache.count == 0)
+        guard case .reserved(let second) = try await cache.reserve(e, hold: 300, now: now + 1) else {
+            Issue.record("a released entry was not free")
+            return
+        }
+        #expect(second.owner != first.owner)
+        // A late release by the first holder does not touch the second's hold.
+        try await cache.release(first)
+        #expect(try await cache.reserve(e, hold: 300, now: now + 2) == .held)
+    }
+
+    /// A holder that died leaves a hold that ends; the next delivery reserves, and the dead holder's late commit
+    /// cannot take it back.
+    @Test func aHoldEndsByItself() async throws {
+        let cache = MemoryReplayCache(capacity: 100)
+        let e = entry(3, expiresAt: now + 3600)
+        guard case .reserved(let dead) = try await cache.reserve(e, hold: 30, now: now) else {
+            Issue.record("a free entry was not reserved")
+            return
+        }
+        #expect(try await cache.reserve(e, hold: 30, now: now + 29) == .held)
+        guard case .reserved(let next) = try await cache.reserve(e, hold: 30, now: now + 30) else {
+            Issue.record("the entry was not free once the hold ended")
+            return
+        }
+        try await cache.commit(dead, now: now + 31)
+        #expect(try await cache.reserve(e, hold: 30, now: now + 32) == .held)
+        try await cache.commit(next, now: now + 33)
+        #expect(try await cache.reserve(e, hold: 30, now: now + 34) == .committed)
+    }
+
+    /// Eight tasks reserve one entry at once: exactly one holds it.
+    @Test func exactlyOneOfConcurrentDeliveriesReserves() async throws {
+        let cache = MemoryReplayCache(capacity: 100)
+        let e = entry(4, expiresAt: now + 3600)
+        let outcomes = try await withThrowingTaskGroup(of: ReplayReservation.Outcome.self) { group in
+            for _ in 0..<8 { group.addTask { try await cache.reserve(e, hold: 300, now: self.now) } }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        #expect(outcomes.filter { if case .reserved = $0 { true } else { false } }.count == 1)
+        #expect(outcomes.filter { $0 == .held }.count == 7)
+    }
+
+    @Test func aFullCacheCannotReserve() async throws {
+        let cache = MemoryReplayCache(capacity: 1, shardCount: 1)
+        #expect(try cache.insertIfAbsentNow(entry(5, expiresAt: now + 3600), now: now))
+        await #expect(throws: TokenError(.replayStoreUnavailable, "")) {
+            _ = try await cache.reserve(entry(6, expiresAt: now + 3600), hold: 300, now: now)
+        }
+        #expect(cache.fullCount == 1)
     }
 }

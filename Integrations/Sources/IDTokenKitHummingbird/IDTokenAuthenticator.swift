@@ -168,23 +168,26 @@ extension HTTPFields {
 }
 
 extension IDTokens {
-    /// Reads the body Sign in with Apple posts to a server-to-server notification endpoint (`{"payload": "<JWT>"}`)
-    /// and verifies its JWT with the verifier registered under `profile`, which holds an `apple-notification`
-    /// profile (``MultiProfileVerifier/verifyAppleNotification(body:now:)``).
-    /// - Returns: the event, or nil when the verifier's replay cache has seen this notification before.
-    /// - Throws: `HTTPError` with the refusal's status and code.
-    public func appleNotification(_ request: Request, context: some RequestContext,
-                                  profile: String = defaultProfile) async throws -> AppleNotification? {
+    /// Reads the body Sign in with Apple posts to a server-to-server notification endpoint (`{"payload": "<JWT>"}`),
+    /// verifies its JWT with the verifier registered under `profile`, which holds an `apple-notification` profile, and
+    /// runs `handler` on its event, reserved in the profile's replay cache while it runs
+    /// (``MultiProfileVerifier/deliverAppleNotification(body:now:hold:handler:)``): committed when `handler`
+    /// returns, released when it throws, so that Apple's retry runs it again.
+    /// - Returns: what became of the delivery: handled now (`new`), handled before (`repeated`), or being handled by
+    ///   another delivery (`inProgress`: answer 503, never 200).
+    /// - Throws: `HTTPError` with the refusal's status and code (503 when the replay store cannot answer);
+    ///   whatever `handler` threw.
+    public func deliverAppleNotification(_ request: Request, context: some RequestContext, profile: String = defaultProfile,
+                                         handler: (AppleNotification) async throws -> Void) async throws -> AppleNotificationDelivery {
         guard let (verifier, settings) = registered(profile) else {
             throw HTTPError(.internalServerError, message: "no ID-token verifier is registered as \"\(profile)\"")
         }
         let buffer = try await request.body.collect(upTo: AppleNotificationDelivery.maxBodyBytes)
-        do throws(TokenError) {
-            switch try await verifier.verifyAppleNotification(body: Array(buffer.readableBytesView), now: settings.now()) {
-            case .new(_, let event): return event
-            case .repeated: return nil
+        do {
+            return try await verifier.deliverAppleNotification(body: Array(buffer.readableBytesView), now: settings.now()) { _, event in
+                try await handler(event)
             }
-        } catch {
+        } catch let error as TokenError {
             context.logger.info("Apple notification refused", metadata: ["code": "\(error.code.rawValue)", "reason": "\(error.message)"])
             throw HTTPError(refusal: error.httpRefusal, settings: settings)
         }
@@ -193,7 +196,10 @@ extension IDTokens {
     /// Adds a `POST` route for Sign in with Apple's server-to-server notifications to `router`: each is verified by
     /// the verifier registered under `profile` (an `apple-notification` profile; give it a replay cache so that a
     /// notification Apple delivers again is handled once) and `handler` gets the event. It answers 200 once
-    /// `handler` returns (and at once for a repeated notification), and a refusal with its status and code.
+    /// `handler` returned (and at once for a notification handled before); 503 with `Retry-After` while another
+    /// delivery of the same notification runs `handler` (it may still fail); whatever `handler` threw (a 500 for most
+    /// errors), after which Apple's retry runs `handler` again; and a refusal with its status and code. The handler
+    /// runs at least once per notification, exactly once when nothing fails.
     ///
     /// ```swift
     /// try idTokens.use(.appleNotification(clientIDs: ["com.example.app"]), as: "apple-notifications",
@@ -208,10 +214,14 @@ extension IDTokens {
     ) {
         let idTokens = self
         router.post(path) { request, context -> HTTPResponse.Status in
-            if let event = try await idTokens.appleNotification(request, context: context, profile: profile) {
-                try await handler(request, context, event)
+            switch try await idTokens.deliverAppleNotification(request, context: context, profile: profile,
+                                                               handler: { try await handler(request, context, $0) }) {
+            case .new, .repeated:
+                return .ok
+            case .inProgress:
+                throw HTTPError(.serviceUnavailable, headers: [.retryAfter: String(idTokens.settings.retryAfterSeconds)],
+                                message: "another delivery of this notification is being handled; retry later")
             }
-            return .ok
         }
     }
 }

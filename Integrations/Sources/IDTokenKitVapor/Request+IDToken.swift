@@ -49,22 +49,24 @@ public struct IDTokenRequest: Sendable {
 }
 
 extension IDTokenRequest {
-    /// Reads the body Sign in with Apple posts to a server-to-server notification endpoint (`{"payload": "<JWT>"}`)
-    /// and verifies its JWT with the verifier registered under `profile`, which holds an `apple-notification`
-    /// profile (``MultiProfileVerifier/verifyAppleNotification(body:now:)``).
-    /// - Returns: the event, or nil when the verifier's replay cache has seen this notification before.
-    /// - Throws: ``IDTokenRefusalError`` when the body or the notification is refused.
-    public func appleNotification(profile: String = Application.IDTokens.defaultProfile) async throws -> AppleNotification? {
+    /// Reads the body Sign in with Apple posts to a server-to-server notification endpoint (`{"payload": "<JWT>"}`),
+    /// verifies its JWT with the verifier registered under `profile`, which holds an `apple-notification` profile, and
+    /// runs `handler` on its event, reserved in the profile's replay cache while it runs
+    /// (``MultiProfileVerifier/deliverAppleNotification(body:now:hold:handler:)``): committed when `handler`
+    /// returns, released when it throws, so that Apple's retry runs it again.
+    /// - Returns: what became of the delivery: handled now (`new`), handled before (`repeated`), or being handled by
+    ///   another delivery (`inProgress`: answer 503, never 200).
+    /// - Throws: ``IDTokenRefusalError`` when the body or the notification is refused, or the replay store cannot
+    ///   answer (503); whatever `handler` threw.
+    public func deliverAppleNotification(profile: String = Application.IDTokens.defaultProfile,
+                                         handler: (AppleNotification) async throws -> Void) async throws -> AppleNotificationDelivery {
         guard let (verifier, settings) = request.application.idTokens.registered(profile) else {
             throw Abort(.internalServerError, reason: "no ID-token verifier is registered as \"\(profile)\"")
         }
         let body = request.body.data.map { Array($0.readableBytesView) } ?? []
-        do throws(TokenError) {
-            switch try await verifier.verifyAppleNotification(body: body, now: settings.now()) {
-            case .new(_, let event): return event
-            case .repeated: return nil
-            }
-        } catch {
+        do {
+            return try await verifier.deliverAppleNotification(body: body, now: settings.now()) { _, event in try await handler(event) }
+        } catch let error as TokenError {
             request.logger.info("Apple notification refused", metadata: ["code": "\(error.code.rawValue)", "reason": "\(error.message)"])
             throw IDTokenRefusalError(error, settings: settings)
         }
@@ -74,8 +76,11 @@ extension IDTokenRequest {
 extension RoutesBuilder {
     /// A `POST` route for Sign in with Apple's server-to-server notifications: it verifies each with the verifier
     /// registered under `profile` (an `apple-notification` profile; give it a replay cache so that a notification
-    /// Apple delivers again is handled once) and hands `handler` the event. It answers 200 once `handler` returns
-    /// (and at once for a repeated notification), and a refusal as ``IDTokenRefusalError``.
+    /// Apple delivers again is handled once) and hands `handler` the event. It answers 200 once `handler` returned
+    /// (and at once for a notification handled before); 503 with `Retry-After` while another delivery of the same
+    /// notification runs `handler` (it may still fail); whatever `handler` threw (a 500 for most errors), after
+    /// which Apple's retry runs `handler` again; and a refusal as ``IDTokenRefusalError``. The handler runs at least
+    /// once per notification, exactly once when nothing fails.
     ///
     /// ```swift
     /// try app.idTokens.use(.appleNotification(clientIDs: ["com.example.app"]), as: "apple-notifications",
@@ -87,9 +92,15 @@ extension RoutesBuilder {
     @discardableResult
     public func appleNotifications(_ path: PathComponent..., profile: String = Application.IDTokens.defaultProfile,
                                    use handler: @escaping @Sendable (Request, AppleNotification) async throws -> Void) -> Route {
-        on(.POST, path, body: .collect(maxSize: ByteCount(value: AppleNotificationDelivery.maxBodyBytes))) { request async throws -> HTTPStatus in
-            if let event = try await request.idToken.appleNotification(profile: profile) { try await handler(request, event) }
-            return .ok
+        on(.POST, path, body: .collect(maxSize: ByteCount(value: AppleNotificationDelivery.maxBodyBytes))) { request async throws -> Response in
+            switch try await request.idToken.deliverAppleNotification(profile: profile, handler: { try await handler(request, $0) }) {
+            case .new, .repeated:
+                return Response(status: .ok)
+            case .inProgress:
+                let retryAfter = request.application.idTokens.settings.retryAfterSeconds
+                throw Abort(.serviceUnavailable, headers: ["Retry-After": String(retryAfter)],
+                            reason: "another delivery of this notification is being handled; retry later")
+            }
         }
     }
 }

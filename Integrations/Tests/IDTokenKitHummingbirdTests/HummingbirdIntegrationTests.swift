@@ -5,6 +5,7 @@ import Hummingbird
 import HummingbirdTesting
 import IDTokenKit
 import IDTokenKitHummingbird
+import IDTokenKitRedis
 import Logging
 import NIOCore
 import NIOPosix
@@ -231,6 +232,35 @@ import Testing
         let entries = handled.withLock { $0 }
         #expect(entries.count == 1)
         #expect(entries.first?.hasPrefix("email-disabled 001542.") == true && entries.first?.hasSuffix("@privaterelay.appleid.com") == true)
+    }
+
+    /// A notification route whose handler is `handler`, on `cache`, and a `post` of a body to it over real HTTP
+    /// (AsyncHTTPClient: the live test client sends one request at a time, and a scenario has two in flight).
+    static func withNotificationRoute(_ handler: NotificationHandler, cache: any ReplayCache,
+                                      _ test: @escaping @Sendable (VectorCase, @escaping NotificationScenario.Post) async throws -> Void) async throws {
+        let valid = try #require(try Vectors.cases("apple-notification").first { $0.id == "apple-notification/valid" })
+        var idTokens = IDTokens()
+        idTokens.use(try IDTokenVerifier(profile: valid.profile, keys: try Vectors.keys(valid.keysPath!), replayCache: cache),
+                     as: "apple-notifications", now: { Date(timeIntervalSince1970: valid.at) })
+        let router = Router(context: BasicIDTokenRequestContext.self)
+        idTokens.appleNotifications(on: router, "/apple/notifications", profile: "apple-notifications") { _, _, _ in try await handler.run() }
+        try await Self.live(idTokens, router: router) { client in
+            let url = "http://127.0.0.1:\(try #require(client.port))/apple/notifications"
+            try await test(valid) { body in
+                var request = HTTPClientRequest(url: url)
+                request.method = .POST
+                request.body = .bytes(ByteBuffer(string: body))
+                let response = try await HTTPClient.shared.execute(request, timeout: .seconds(30))
+                _ = try await response.body.collect(upTo: 1 << 16)
+                return DeliveryAnswer(status: Int(response.status.code), retryAfter: response.headers.first(name: "Retry-After"))
+            }
+        }
+    }
+
+    /// At least once per notification, exactly once when nothing fails (NotificationDeliveries).
+    @Test(arguments: NotificationScenario.allCases)
+    func notificationDeliveries(_ scenario: NotificationScenario) async throws {
+        try await scenario.run(on: Self.withNotificationRoute)
     }
 
     @Test func aReplayCacheAcceptsEachTokenOnce() async throws {

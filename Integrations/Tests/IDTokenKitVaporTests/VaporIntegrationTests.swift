@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import Foundation
 import IDTokenKit
+import IDTokenKitRedis
 import IDTokenKitVapor
 import NIOCore
 import NIOPosix
@@ -203,6 +204,28 @@ import Vapor
             #expect(entries.count == 1)
             #expect(entries.first?.hasPrefix("email-disabled 001542.") == true && entries.first?.hasSuffix("@privaterelay.appleid.com") == true)
         }
+    }
+
+    /// A notification route whose handler is `handler`, on `cache`, and a `post` of a body to it over real HTTP.
+    static func withNotificationRoute(_ handler: NotificationHandler, cache: any ReplayCache,
+                                      _ test: @escaping @Sendable (VectorCase, @escaping NotificationScenario.Post) async throws -> Void) async throws {
+        let valid = try #require(try Vectors.cases("apple-notification").first { $0.id == "apple-notification/valid" })
+        try await RunningApp.with({ app in
+            app.idTokens.use(try IDTokenVerifier(profile: valid.profile, keys: try Vectors.keys(valid.keysPath!), replayCache: cache),
+                             as: "apple-notifications", now: { Date(timeIntervalSince1970: valid.at) })
+            app.appleNotifications("apple", "notifications", profile: "apple-notifications") { _, _ in try await handler.run() }
+        }) { server in
+            try await test(valid) { body in
+                let reply = try await server.send("/apple/notifications", body: body)
+                return DeliveryAnswer(status: reply.status, retryAfter: reply.headers.first(name: .retryAfter))
+            }
+        }
+    }
+
+    /// At least once per notification, exactly once when nothing fails (NotificationDeliveries).
+    @Test(arguments: NotificationScenario.allCases)
+    func notificationDeliveries(_ scenario: NotificationScenario) async throws {
+        try await scenario.run(on: Self.withNotificationRoute)
     }
 
     @Test func aThousandConcurrentRequestsAreAllAnsweredCorrectly() async throws {

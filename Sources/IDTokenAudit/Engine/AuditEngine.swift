@@ -291,7 +291,7 @@ package final class AuditEngine: @unchecked Sendable {
                         }
                     } catch {
                         // Without answers from the replay store, no verdict after this point would mean anything.
-                        failure = AuditError("the replay store could not answer at line \(result.line): \(error.message)")
+                        failure = AuditError("stopped at line \(result.line): \(error.message)")
                         cancelled.set()
                         if !changed {
                             // Only the records before this one are written.

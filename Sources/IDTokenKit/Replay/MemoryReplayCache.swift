@@ -15,10 +15,10 @@ import Synchronization
 /// **Bounded.** The cache holds at most ``capacity`` entries (each shard holds at most its share, so it may
 /// refuse slightly before the total reaches `capacity` when live tokens spread unevenly; size it with some
 /// headroom: the number of tokens accepted per `exp + leeway` window). When a shard is full of live entries
-/// it refuses the new token with ``TokenError`` code `replayed` and a message saying the cache is full — it
-/// never forgets a live entry, since that would let its token be accepted twice. Each shard's table starts
-/// small and doubles as entries arrive (one pass over that shard per doubling), to at most 64–128 bytes per
-/// unit of capacity.
+/// it refuses the new token with ``TokenError`` code `replay_store_unavailable` and a message saying the cache is
+/// full (the token was not judged: it may be presented again once entries expire) — it never forgets a live
+/// entry, since that would let its token be accepted twice. Each shard's table starts small and doubles as entries
+/// arrive (one pass over that shard per doubling), to at most 64–128 bytes per unit of capacity.
 ///
 /// **Reclamation without stalls.** Expired entries (`now >= expiresAt`) are reclaimed a couple of slots per
 /// insertion by a cursor that walks each shard's table, and a probe reuses any expired slot it passes. Only
@@ -41,6 +41,10 @@ public final class MemoryReplayCache: SynchronousReplayCache {
 
     private let shards: [Shard]
     private let shardMask: Int
+    private let refusals = Atomic<Int>(0)
+
+    /// Tokens refused because their shard was full of live entries (`replay_store_unavailable`).
+    public var fullCount: Int { refusals.load(ordering: .relaxed) }
 
     /// Creates an empty cache.
     ///
@@ -68,23 +72,65 @@ public final class MemoryReplayCache: SynchronousReplayCache {
     /// - Returns: `true` when the entry was new (accept the token), `false` when it is a replay. An entry whose
     ///   `expiresAt` is already `<= now` is not stored and gives `true`: its token is expired and cannot be
     ///   accepted anyway.
-    /// - Throws: ``TokenError`` with code `replayed` when the entry's shard is full of live entries.
+    /// - Throws: ``TokenError`` with code `replay_store_unavailable` when the entry's shard is full of live entries.
     public func insertIfAbsentNow(_ entry: ReplayEntry, now: Int64) throws(TokenError) -> Bool {
         guard entry.expiresAt > now else { return true }
         let key = MemoryReplayKey(entry)
-        let shard = shards[Int(truncatingIfNeeded: key.w0 >> 58) & shardMask]
-        switch shard.insert(key, expiresAt: entry.expiresAt, now: now) {
+        switch shard(for: key).insert(key, expiresAt: entry.expiresAt, now: now) {
         case .inserted:
             return true
-        case .present:
+        case .present, .held:
             return false
         case .full:
-            let capacity = self.capacity
-            throw TokenError(.replayed,
-                "the in-memory replay cache is full (capacity \(capacity) live tokens), so this token cannot be "
-                + "recorded; it is refused rather than risk accepting it twice. Raise the cache's capacity, or "
-                + "shorten the token lifetime or leeway")
+            throw full()
         }
+    }
+
+    private func shard(for key: MemoryReplayKey) -> Shard { shards[Int(truncatingIfNeeded: key.w0 >> 58) & shardMask] }
+
+    /// A shard full of live entries: counted, and refused as the store's failure, not the token's.
+    private func full() -> TokenError {
+        refusals.add(1, ordering: .relaxed)
+        let capacity = self.capacity
+        return TokenError(.replayStoreUnavailable,
+            "the replay store could not answer: the in-memory replay cache is full (capacity \(capacity) live tokens), so this token cannot be "
+            + "recorded; it is refused rather than risk accepting it twice. Raise the cache's capacity, or "
+            + "shorten the token lifetime or leeway")
+    }
+
+    /// Holds `entry` for `hold` seconds (at most until its expiry) unless another delivery holds or committed it
+    /// (``ReplayReservation``). A hold counts towards the capacity like an entry.
+    /// - Throws: ``TokenError`` `replay_store_unavailable` when the entry's shard is full of live entries.
+    public func reserve(_ entry: ReplayEntry, hold: Int64, now: Int64) async throws(TokenError) -> ReplayReservation.Outcome {
+        let reservation = ReplayReservation(entry: entry, owner: ReplayReservation.newOwner())
+        guard entry.expiresAt > now else { return .reserved(reservation) }
+        let key = MemoryReplayKey(entry)
+        let until = min(entry.expiresAt, now + max(hold, 1))
+        switch shard(for: key).table.withCriticalSection({ $0.reserve(key, until: until, owner: reservation.owner, now: now) }) {
+        case .inserted: return .reserved(reservation)
+        case .present: return .committed
+        case .held: return .held
+        case .full: throw full()
+        }
+    }
+
+    /// Keeps the reserved entry until its expiry, if `reservation` still holds it (or its hold ended unclaimed).
+    /// - Throws: ``TokenError`` `replay_store_unavailable` when the hold ended, its slot was reclaimed, and the
+    ///   shard is now full of live entries.
+    public func commit(_ reservation: ReplayReservation, now: Int64) async throws(TokenError) {
+        let entry = reservation.entry
+        guard entry.expiresAt > now else { return }
+        let key = MemoryReplayKey(entry)
+        let outcome = shard(for: key).table.withCriticalSection {
+            $0.commit(key, owner: reservation.owner, expiresAt: entry.expiresAt, now: now)
+        }
+        if outcome == .full { throw full() }
+    }
+
+    /// Forgets the reserved entry, if `reservation` still holds it.
+    public func release(_ reservation: ReplayReservation) async throws(TokenError) {
+        let key = MemoryReplayKey(reservation.entry)
+        shard(for: key).table.withCriticalSection { $0.release(key, owner: reservation.owner) }
     }
 
     /// The number of entries held, live or expired but not yet reclaimed. Takes every shard's lock in turn:
@@ -98,7 +144,7 @@ public final class MemoryReplayCache: SynchronousReplayCache {
 /// issuer folded into the first word. Both parts must match for two keys to be equal. 192 bits of SHA-256
 /// output make an accidental match between two distinct tokens far less likely than any hardware fault, and
 /// keep a table slot (key + expiry) at 32 bytes, two to a cache line.
-struct MemoryReplayKey: Equatable {
+struct MemoryReplayKey: Hashable {
     var w0: UInt64, w1: UInt64, w2: UInt64
 
     init(w0: UInt64, w1: UInt64, w2: UInt64) {
@@ -157,7 +203,9 @@ private final class Shard: Sendable {
     }
 }
 
-enum InsertOutcome: Sendable { case inserted, present, full }
+/// What an insertion or a reservation found: stored (or reserved), already there (committed), held by another
+/// reservation, or a shard full of live entries.
+enum InsertOutcome: Sendable { case inserted, present, held, full }
 
 /// An open-addressing hash table with linear probing, at most half full, and backward-shift deletion (no
 /// tombstones, so probe sequences stay short however many entries come and go).
@@ -190,6 +238,9 @@ private struct ShardTable: ~Copyable {
     private var earliestExpiry = Int64.max
     /// The least expiry seen by the cursor (and inserted) during the current lap.
     private var lapMinimum = Int64.max
+    /// The entries held by reservations (``ReplayReservation``): their holder and the end of the hold. Few:
+    /// only deliveries that run a handler reserve, and a hold lasts minutes.
+    private var holds: [MemoryReplayKey: (owner: UInt64, until: Int64)] = [:]
 
     init(limit: Int) {
         var size = 2
@@ -254,6 +305,49 @@ private struct ShardTable: ~Copyable {
         noteStored(expiresAt)
         sweep(steps: Self.sweepStep, now: now)
         return .inserted
+    }
+
+    /// The slot holding `key`, if any (live or not).
+    private func find(_ key: MemoryReplayKey) -> Int? {
+        var index = home(key)
+        while slots[index].expiresAt != Self.empty {
+            if slots[index].key == key { return index }
+            index = (index + 1) & mask
+        }
+        return nil
+    }
+
+    /// Holds `key` until `until` for `owner`, unless it is live: `held` while another hold lasts, else `present`
+    /// (committed, or recorded by an insertion).
+    mutating func reserve(_ key: MemoryReplayKey, until: Int64, owner: UInt64, now: Int64) -> InsertOutcome {
+        if let index = find(key), slots[index].expiresAt > now {
+            if let hold = holds[key], hold.until > now { return .held }
+            return .present
+        }
+        if holds.count >= 64 { holds = holds.filter { $0.value.until > now } }
+        let outcome = insert(key, expiresAt: until, now: now)
+        if outcome == .inserted { holds[key] = (owner, until) }
+        return outcome
+    }
+
+    /// Extends `owner`'s hold on `key` to `expiresAt`, or stores the entry again when the hold ended and its slot
+    /// was reclaimed. Nothing while another delivery holds it.
+    mutating func commit(_ key: MemoryReplayKey, owner: UInt64, expiresAt: Int64, now: Int64) -> InsertOutcome {
+        if let hold = holds[key], hold.owner != owner, hold.until > now { return .held }
+        // This holder's, or a hold that ended unclaimed: the handler ran, so the entry is kept.
+        holds[key] = nil
+        if let index = find(key) {
+            slots[index].expiresAt = expiresAt
+            return .inserted
+        }
+        return insert(key, expiresAt: expiresAt, now: now)
+    }
+
+    /// Deletes `key` when `owner` still holds it.
+    mutating func release(_ key: MemoryReplayKey, owner: UInt64) {
+        guard let hold = holds[key], hold.owner == owner else { return }
+        holds[key] = nil
+        if let index = find(key) { delete(at: index) }
     }
 
     private mutating func noteStored(_ expiresAt: Int64) {

@@ -42,9 +42,89 @@ public struct ReplayEntry: Sendable, Hashable {
 public protocol ReplayCache: Sendable {
     /// Records `entry` if it is not there yet, as of `now` (Unix seconds).
     /// - Returns: `true` when the entry was new (accept the token), `false` when it was already present (a replay).
-    /// - Throws: ``TokenError`` (`replayed` when the cache cannot take the entry and policy says refuse,
-    ///   for example a full in-memory cache or an unreachable Redis in `reject` mode).
+    /// - Throws: ``TokenError`` `replay_store_unavailable` when the cache cannot decide and policy says refuse,
+    ///   for example a full in-memory cache or an unreachable Redis in `reject` mode. Never `replayed`: that code
+    ///   means only that the token was presented before, and callers branch on it.
     func insertIfAbsent(_ entry: ReplayEntry, now: Int64) async throws(TokenError) -> Bool
+
+    /// Holds `entry` for `hold` seconds (at most until `entry.expiresAt`) if nobody holds or committed it, as of
+    /// `now`: for a delivery that runs a handler before it is done (``ReplayReservation``). Exactly one of several
+    /// concurrent callers gets ``ReplayReservation/Outcome/reserved(_:)``.
+    /// - Throws: ``TokenError`` `replay_store_unavailable` when the cache cannot decide.
+    func reserve(_ entry: ReplayEntry, hold: Int64, now: Int64) async throws(TokenError) -> ReplayReservation.Outcome
+
+    /// Keeps a reserved entry for its full lifetime (`entry.expiresAt`), if `reservation` still holds it; a later
+    /// reservation of it finds it ``ReplayReservation/Outcome/committed``.
+    /// - Throws: ``TokenError`` `replay_store_unavailable` when the cache cannot answer.
+    func commit(_ reservation: ReplayReservation, now: Int64) async throws(TokenError)
+
+    /// Forgets a reserved entry, if `reservation` still holds it, so that the next delivery may reserve it.
+    /// - Throws: ``TokenError`` `replay_store_unavailable` when the cache cannot answer (the hold then ends by itself).
+    func release(_ reservation: ReplayReservation) async throws(TokenError)
+}
+
+extension ReplayCache {
+    /// Refuses: this cache keeps no reservations. ``MemoryReplayCache`` and `RedisReplayCache` keep them.
+    public func reserve(_ entry: ReplayEntry, hold: Int64, now: Int64) async throws(TokenError) -> ReplayReservation.Outcome {
+        throw ReplayReservation.unsupported
+    }
+
+    /// Refuses: this cache keeps no reservations.
+    public func commit(_ reservation: ReplayReservation, now: Int64) async throws(TokenError) {
+        throw ReplayReservation.unsupported
+    }
+
+    /// Refuses: this cache keeps no reservations.
+    public func release(_ reservation: ReplayReservation) async throws(TokenError) {
+        throw ReplayReservation.unsupported
+    }
+}
+
+/// A delivery's claim on a replay entry while its handler runs (DESIGN §6): a Sign in with Apple notification is
+/// reserved with a short hold, then committed to its full lifetime when the handler returned, or released when the
+/// handler threw, so that the sender's retry runs the handler again. A hold whose owner died expires by itself.
+///
+/// ```swift
+/// switch try await cache.reserve(entry, hold: 300, now: now) {
+/// case .reserved(let reservation):
+///     do { try await handle(event) } catch { try? await cache.release(reservation); throw error }
+///     try await cache.commit(reservation, now: now)
+/// case .committed: break          // handled before: acknowledge
+/// case .held: answer503()         // another delivery is running its handler, and may still fail
+/// }
+/// ```
+public struct ReplayReservation: Sendable, Hashable {
+    /// What ``ReplayCache/reserve(_:hold:now:)`` found.
+    public enum Outcome: Sendable, Hashable {
+        /// The entry was free and is now held by this reservation until it commits, releases, or the hold ends.
+        case reserved(ReplayReservation)
+        /// The entry was committed before: the delivery was handled.
+        case committed
+        /// Another delivery holds the entry: its handler is running (or its owner died and the hold has not ended).
+        case held
+    }
+
+    /// The entry reserved.
+    public let entry: ReplayEntry
+    /// A random value naming this reservation's holder, so that a late commit or release never touches a hold
+    /// that ended and was taken by another delivery.
+    public let owner: UInt64
+
+    /// A reservation of `entry` by `owner` (a random value: ``ReplayReservation/newOwner()``).
+    public init(entry: ReplayEntry, owner: UInt64) {
+        self.entry = entry
+        self.owner = owner
+    }
+
+    /// A fresh random owner, never 0.
+    public static func newOwner() -> UInt64 {
+        var generator = SystemRandomNumberGenerator()
+        return generator.next(upperBound: UInt64.max) + 1
+    }
+
+    static var unsupported: TokenError {
+        TokenError(.replayStoreUnavailable, "the replay store could not answer: this replay cache keeps no reservations, which a notification delivery needs; use MemoryReplayCache or RedisReplayCache")
+    }
 }
 
 /// A replay cache that answers without suspending, for synchronous (batch) verification.

@@ -7,7 +7,7 @@
 /// | no token | 401 | `Bearer` (with `realm` when one is set), no error (RFC 6750 §3.1) |
 /// | the token is not valid (every code but those below) | 401 | `Bearer error="invalid_token", error_description="<code>"` |
 /// | a valid token the policy refuses: `tenant_mismatch`, `provider_not_allowed`, `revoked` | 403 | `Bearer error="insufficient_scope", error_description="<code>"` |
-/// | `keys_unavailable` | 503 with `Retry-After` | none: the token was not judged, so the client has nothing to fix |
+/// | `keys_unavailable`, `replay_store_unavailable` | 503 with `Retry-After` | none: the token was not judged, so the client has nothing to fix |
 public enum HTTPRefusal: Sendable, Equatable {
     /// No bearer token was presented.
     case missingToken
@@ -15,14 +15,15 @@ public enum HTTPRefusal: Sendable, Equatable {
     case invalidToken(TokenError.Code)
     /// The token verified but a Firebase policy (tenant, sign-in provider, revocation) refuses it: 403.
     case forbidden(TokenError.Code)
-    /// The keys could not be had, so the token was not judged: 503.
-    case unavailable
+    /// The keys or the replay store could not be had, so the token was not judged: 503. The code is
+    /// `keys_unavailable` or `replay_store_unavailable`.
+    case unavailable(TokenError.Code)
 
     /// The refusal for a verification error's code.
     public init(_ code: TokenError.Code) {
         switch code {
         case .tenantMismatch, .providerNotAllowed, .revoked: self = .forbidden(code)
-        case .keysUnavailable: self = .unavailable
+        case .keysUnavailable, .replayStoreUnavailable: self = .unavailable(code)
         default:
             // Every other code says the token is not valid; a code added later is a 401 until classified here.
             self = .invalidToken(code)
@@ -34,8 +35,7 @@ public enum HTTPRefusal: Sendable, Equatable {
     public var code: TokenError.Code? {
         switch self {
         case .missingToken: nil
-        case .invalidToken(let code), .forbidden(let code): code
-        case .unavailable: .keysUnavailable
+        case .invalidToken(let code), .forbidden(let code), .unavailable(let code): code
         }
     }
 

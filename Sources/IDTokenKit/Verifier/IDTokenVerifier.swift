@@ -23,8 +23,8 @@ public struct IDTokenVerifier: Sendable {
     /// Where the verifier's keys come from.
     public let keySource: any KeySource
     /// Consulted last, when set: each token is accepted once.
-    public let replayCache: (any ReplayCache)?
-    private let synchronousReplayCache: (any SynchronousReplayCache)?
+    public private(set) var replayCache: (any ReplayCache)?
+    private var synchronousReplayCache: (any SynchronousReplayCache)?
     /// The tokens this verifier accepted before, when it was made with `cache:` and no replay cache.
     public let verifiedTokenCache: VerifiedTokenCache?
     private let leeway: Double
@@ -58,6 +58,15 @@ public struct IDTokenVerifier: Sendable {
     public init(profile: Profile, keys: JWKSet, replayCache: (any ReplayCache)? = nil,
                 cache: VerifiedTokenCache.Configuration? = nil) throws(ConfigurationError) {
         try self.init(profile: profile, keys: StaticKeySource(keys), replayCache: replayCache, cache: cache)
+    }
+
+    /// This verifier without its replay cache, for a delivery that reserves its token in that cache itself
+    /// (``MultiProfileVerifier/deliverAppleNotification(body:now:hold:handler:)``) instead of consuming it.
+    package var withoutReplayCache: IDTokenVerifier {
+        var copy = self
+        copy.replayCache = nil
+        copy.synchronousReplayCache = nil
+        return copy
     }
 
     // MARK: Verifying
@@ -218,7 +227,7 @@ public struct IDTokenVerifier: Sendable {
             }
             return .done(outcome)
         }
-        let synchronous = TokenError(.replayed, "the configured replay cache cannot answer synchronously; use the asynchronous verify, which can wait for it")
+        let synchronous = TokenError(.replayStoreUnavailable, "the replay store could not answer: the configured replay cache cannot answer synchronously; use the asynchronous verify, which can wait for it")
         return .waiting(without: refused(synchronous)) { [self] in
             do throws(TokenError) {
                 guard try await replayCache.insertIfAbsent(entry, now: at) else { return refused(replayed(entry)) }
@@ -311,7 +320,7 @@ public struct IDTokenVerifier: Sendable {
             verifiedTokenCache?.store(jws.token, verified, key: key, window: window!, now: now)
             if replay, replayCache != nil {
                 guard let cache = synchronousReplayCache else {
-                    throw TokenError(.replayed, "the configured replay cache cannot answer synchronously; use the asynchronous verify, which can wait for it")
+                    throw TokenError(.replayStoreUnavailable, "the replay store could not answer: the configured replay cache cannot answer synchronously; use the asynchronous verify, which can wait for it")
                 }
                 let entry = replayEntry(jws, verified, window: window)
                 guard try cache.insertIfAbsentNow(entry, now: Int64(now.rounded(.down))) else { throw replayed(entry) }

@@ -105,6 +105,17 @@ public struct MultiProfileVerifier: Sendable {
                                                    maxDepth: members.map(\.verifier.profile.limits.maxDepth).max()!))
     }
 
+    /// The same routes, with `verifier` for each member's verifier.
+    private init(_ other: MultiProfileVerifier, verifier: (IDTokenVerifier) -> IDTokenVerifier) {
+        let source = other.storage
+        storage = Storage(members: source.members.map { Member(name: $0.name, verifier: verifier($0.verifier)) },
+                          nonceMode: source.nonceMode, byIssuer: source.byIssuer, byName: source.byName,
+                          routingLimits: source.routingLimits)
+    }
+
+    /// These members without their replay caches: a delivery reserves its token in the cache itself.
+    package var withoutReplayCaches: MultiProfileVerifier { MultiProfileVerifier(self) { $0.withoutReplayCache } }
+
     /// A verifier over one profile's `verifier`, named `name` or after its provider: it answers as that verifier
     /// does, with nothing to route.
     /// - Parameters:

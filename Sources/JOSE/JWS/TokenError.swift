@@ -33,6 +33,7 @@ public struct TokenError: Error, Sendable, CustomStringConvertible, Equatable {
             "provider_not_allowed",
             "revoked",
             "keys_unavailable",
+            "replay_store_unavailable",
         ]
 
         /// The code named `rawValue` (`"bad_signature"`…), or nil for a name this release does not know.
@@ -85,7 +86,8 @@ public struct TokenError: Error, Sendable, CustomStringConvertible, Equatable {
         @inlinable public static var invalidClaim: Code { Code(index: 11) }
         /// A nonce was expected and the token's `nonce` is missing or differs.
         @inlinable public static var nonceMismatch: Code { Code(index: 12) }
-        /// The replay cache has already seen this token (or could not be consulted and fails closed).
+        /// The replay cache has already seen this token: it was presented before. Only that; a cache that could not
+        /// say is ``replayStoreUnavailable``.
         @inlinable public static var replayed: Code { Code(index: 13) }
         /// A Firebase token from another tenant than the profile's.
         @inlinable public static var tenantMismatch: Code { Code(index: 14) }
@@ -95,6 +97,10 @@ public struct TokenError: Error, Sendable, CustomStringConvertible, Equatable {
         @inlinable public static var revoked: Code { Code(index: 16) }
         /// The key source failed and has no usable keys: the server's problem, not the token's.
         @inlinable public static var keysUnavailable: Code { Code(index: 17) }
+        /// A replay cache was asked and could not decide (Redis unreachable or slow, an in-memory cache full of live
+        /// tokens, a cache that cannot answer synchronously): the server's problem, and the token was not judged.
+        /// Never reported as ``replayed``.
+        @inlinable public static var replayStoreUnavailable: Code { Code(index: 18) }
     }
 
     /// The stable code: what went wrong, for programs.

@@ -4,23 +4,26 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-@testable import IDTokenKitRedis
+import IDTokenKitRedis
 
 /// A real `redis-server` for one test: started on a free loopback port with a temporary directory and no
 /// persistence, stopped (and its directory removed) by ``stop()`` or at deinit.
-final class RedisServerProcess: @unchecked Sendable {
-    struct Unavailable: Error, CustomStringConvertible { let description: String }
+public final class RedisServerProcess: @unchecked Sendable {
+    public struct Unavailable: Error, CustomStringConvertible {
+        public let description: String
+        public init(description: String) { self.description = description }
+    }
 
-    private(set) var port: Int
-    let directory: URL
+    public private(set) var port: Int
+    public let directory: URL
     /// The password the tests' own commands authenticate with, once a test has set one (`CONFIG SET requirepass`).
-    var password: String?
+    public var password: String?
     private var process: Process?
 
-    var url: String { "redis://127.0.0.1:\(port)" }
+    public var url: String { "redis://127.0.0.1:\(port)" }
 
     /// Starts a server on a port nobody is listening on, and waits until it answers PING.
-    init() throws {
+    public init() throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("idtk-redis-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         port = try Self.freeLoopbackPort()
@@ -41,7 +44,7 @@ final class RedisServerProcess: @unchecked Sendable {
     }
 
     /// Starts the server again on the same port (after ``stop()``).
-    func start() throws {
+    public func start() throws {
         guard let executable = Self.findExecutable("redis-server") else {
             throw Unavailable(description: "redis-server is not on PATH: these tests need a real Redis. Install the "
                 + "Debian package redis-server (scripts/test installs it when missing), or put redis-server on PATH.")
@@ -74,7 +77,7 @@ final class RedisServerProcess: @unchecked Sendable {
     ///
     /// `SHUTDOWN NOSAVE` rather than SIGTERM: a child started from a libdispatch worker thread inherits that
     /// thread's signal mask, in which SIGTERM is blocked. SIGKILL, which nothing can block, if Redis lingers.
-    func stop() {
+    public func stop() {
         guard let process else { return }
         self.process = nil
         guard process.isRunning else { return }
@@ -86,13 +89,13 @@ final class RedisServerProcess: @unchecked Sendable {
     }
 
     /// Sends one command on a fresh connection, for the tests' own inspection (EXISTS, PTTL, PING…).
-    func command(_ arguments: [String]) throws -> RedisReply {
+    package func command(_ arguments: [String]) throws -> RedisReply {
         let connection = try RedisConnection(host: "127.0.0.1", port: port, connectTimeoutMilliseconds: 500,
                                              commandTimeoutMilliseconds: 2000, username: nil, password: password, database: 0)
         return try connection.command(arguments.map { Array($0.utf8) })
     }
 
-    static func findExecutable(_ name: String) -> URL? {
+    public static func findExecutable(_ name: String) -> URL? {
         let path = ProcessInfo.processInfo.environment["PATH"] ?? ""
         for directory in path.split(separator: ":").map(String.init) + ["/usr/bin", "/usr/sbin", "/usr/local/bin"] {
             let candidate = URL(fileURLWithPath: directory).appendingPathComponent(name)
@@ -102,7 +105,7 @@ final class RedisServerProcess: @unchecked Sendable {
     }
 
     /// Asks the kernel for a free port by binding port 0 on 127.0.0.1.
-    static func freeLoopbackPort() throws -> Int {
+    public static func freeLoopbackPort() throws -> Int {
         #if canImport(Glibc)
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         #else
@@ -130,11 +133,11 @@ final class RedisServerProcess: @unchecked Sendable {
 
 /// A loopback TCP socket that listens but never accepts: connections complete in the kernel's backlog and
 /// then hear nothing.
-final class SilentListener {
-    let port: Int
+public final class SilentListener {
+    public let port: Int
     private let fd: Int32
 
-    init() throws {
+    public init() throws {
         #if canImport(Glibc)
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         #else
