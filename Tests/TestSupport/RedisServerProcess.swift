@@ -106,28 +106,35 @@ public final class RedisServerProcess: @unchecked Sendable {
 
     /// Asks the kernel for a free port by binding port 0 on 127.0.0.1.
     public static func freeLoopbackPort() throws -> Int {
+        let (fd, port) = try boundLoopbackSocket()
+        close(fd)
+        return port
+    }
+
+    /// A TCP socket bound to an ephemeral port on 127.0.0.1, and that port; the caller closes it.
+    static func boundLoopbackSocket() throws -> (fd: Int32, port: Int) {
         #if canImport(Glibc)
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         #else
         let fd = socket(AF_INET, SOCK_STREAM, 0)
         #endif
         guard fd >= 0 else { throw Unavailable(description: "socket() failed: \(errno)") }
-        defer { close(fd) }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = 0
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
         let bound = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) }
         }
-        guard bound == 0 else { throw Unavailable(description: "bind() failed: \(errno)") }
-        var actual = sockaddr_in()
-        var actualLength = length
-        _ = withUnsafeMutablePointer(to: &actual) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &actualLength) }
+        guard bound == 0 else {
+            close(fd)
+            throw Unavailable(description: "bind() failed: \(errno)")
         }
-        return Int(UInt16(bigEndian: actual.sin_port))
+        _ = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+        }
+        return (fd, Int(UInt16(bigEndian: address.sin_port)))
     }
 }
 
@@ -138,31 +145,13 @@ public final class SilentListener {
     private let fd: Int32
 
     public init() throws {
-        #if canImport(Glibc)
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        #else
-        let fd = socket(AF_INET, SOCK_STREAM, 0)
-        #endif
-        guard fd >= 0 else { throw RedisServerProcess.Unavailable(description: "socket() failed: \(errno)") }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = 0
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) }
-        }
-        guard bound == 0, listen(fd, 16) == 0 else {
+        let (fd, port) = try RedisServerProcess.boundLoopbackSocket()
+        guard listen(fd, 16) == 0 else {
             close(fd)
             throw RedisServerProcess.Unavailable(description: "cannot listen on loopback: \(errno)")
         }
-        var actual = sockaddr_in()
-        var actualLength = length
-        _ = withUnsafeMutablePointer(to: &actual) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &actualLength) }
-        }
         self.fd = fd
-        self.port = Int(UInt16(bigEndian: actual.sin_port))
+        self.port = port
     }
 
     deinit { close(fd) }
