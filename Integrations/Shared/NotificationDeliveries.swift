@@ -159,7 +159,7 @@ enum NotificationScenario: String, CaseIterable, Sendable {
 /// A real `redis-server` on a loopback port of its own, started and stopped by a test (`redis-cli` stops it).
 final class RedisServer: @unchecked Sendable {
     let port: Int
-    private var process: Process?
+    private var process: ChildProcess?
     private let directory = FileManager.default.temporaryDirectory.appendingPathComponent("idtk-redis-\(UUID().uuidString)")
 
     var url: String { "redis://127.0.0.1:\(port)" }
@@ -185,13 +185,8 @@ final class RedisServer: @unchecked Sendable {
 
     /// Starts the server and waits until it answers.
     func start() throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/redis-server")
-        process.arguments = ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
-                             "--dir", directory.path]
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
+        let process = try ChildProcess("/usr/bin/redis-server", ["--port", String(port), "--bind", "127.0.0.1", "--save", "",
+                                                                  "--appendonly", "no", "--dir", directory.path])
         self.process = process
         var attempts = 0
         while cli(["PING"]) != "PONG" && attempts < 200 {
@@ -200,7 +195,7 @@ final class RedisServer: @unchecked Sendable {
         }
     }
 
-    /// Stops the server (SHUTDOWN NOSAVE: a child of a worker thread may have SIGTERM blocked).
+    /// Stops the server (SHUTDOWN NOSAVE, as a client would; SIGKILL if it lingers).
     func stop() {
         guard let process else { return }
         self.process = nil
@@ -210,21 +205,15 @@ final class RedisServer: @unchecked Sendable {
             waited += 1
             usleep(50_000)
         }
-        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-        process.waitUntilExit()
+        if process.isRunning { process.send(SIGKILL) }
+        process.wait()
     }
 
     /// One `redis-cli` command's answer.
     func cli(_ arguments: [String]) -> String? {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/redis-cli")
-        process.arguments = ["-p", String(port)] + arguments
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        guard (try? process.run()) != nil else { return nil }
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
+        guard let process = try? ChildProcess("/usr/bin/redis-cli", ["-p", String(port)] + arguments, standardOutput: .pipe) else { return nil }
+        let data = process.standardOutput!.readDataToEndOfFile()
+        process.wait()
         return String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
     }
 }

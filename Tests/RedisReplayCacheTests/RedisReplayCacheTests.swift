@@ -84,12 +84,8 @@ func unixNow() -> Int64 { Int64(Date().timeIntervalSince1970) }
         let server = try RedisServerProcess()
         let now = unixNow()
         let startAt = (Date().timeIntervalSince1970 + 1.0) * 1000
-        let probe = Process()
-        probe.executableURL = try replayProbeExecutable()
-        probe.arguments = [server.url, "1000", "4", String(now), String(Int64(startAt))]
-        let output = Pipe()
-        probe.standardOutput = output
-        try probe.run()
+        let probe = try ChildProcess(replayProbeExecutable().path, [server.url, "1000", "4", String(now), String(Int64(startAt))],
+                                     standardOutput: .pipe)
 
         let cache = try RedisReplayCache(url: server.url)
         let entries = (0..<1000).map {
@@ -105,9 +101,8 @@ func unixNow() -> Int64 { Int64(Date().timeIntervalSince1970) }
             }
             return accepted
         }.reduce(0, +)
-        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        probe.waitUntilExit()
-        #expect(probe.terminationStatus == 0)
+        let text = String(decoding: probe.standardOutput!.readDataToEndOfFile(), as: UTF8.self)
+        #expect(probe.wait() == 0)
         let fields = text.split(whereSeparator: { $0 == " " || $0 == "\n" })
         let theirs = try #require(fields.count == 4 ? Int(fields[1]) : nil, "probe printed: \(text)")
         #expect(fields.count == 4 && fields[3] == "0", "the probe's checks failed: \(text)")

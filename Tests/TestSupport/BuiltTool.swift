@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// An executable SwiftPM built beside the test bundle (`idtoken`), run as a user runs it.
 public enum BuiltTool {
@@ -21,31 +24,32 @@ public enum BuiltTool {
 
     /// Runs the executable at `path` with `arguments`, `input` on its standard input, and waits for it to end.
     public static func run(_ path: String, _ arguments: [String], input: [UInt8] = []) async throws -> Result {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: path)
-        process.arguments = arguments
-        let out = Pipe(), err = Pipe(), stdin = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        process.standardInput = stdin
-        return try await withCheckedThrowingContinuation { continuation in
-            // Both pipes are drained while the process runs, so that a long output cannot fill one and stall it.
+        let child = try ChildProcess(path, arguments, standardInput: .pipe, standardOutput: .pipe, standardError: .pipe)
+        return await withCheckedContinuation { continuation in
+            // Both pipes are drained while the process runs, so that a long output cannot fill one and stall it; the
+            // input is written from a thread of its own for the same reason.
             let drained = Drained()
             drained.group.enter()
-            DispatchQueue.global().async { drained.stdout = out.fileHandleForReading.readDataToEndOfFile(); drained.group.leave() }
+            DispatchQueue.global().async { drained.stdout = child.standardOutput!.readDataToEndOfFile(); drained.group.leave() }
             drained.group.enter()
-            DispatchQueue.global().async { drained.stderr = err.fileHandleForReading.readDataToEndOfFile(); drained.group.leave() }
-            process.terminationHandler = { process in
+            DispatchQueue.global().async { drained.stderr = child.standardError!.readDataToEndOfFile(); drained.group.leave() }
+            DispatchQueue.global().async {
+                // A child that exits without reading its input must not kill the tests with SIGPIPE: with the
+                // signal blocked on this thread, write(2) answers EPIPE, and the pending signal is taken back.
+                if !input.isEmpty {
+                    var pipeSignal = sigset_t()
+                    sigemptyset(&pipeSignal)
+                    sigaddset(&pipeSignal, SIGPIPE)
+                    pthread_sigmask(SIG_BLOCK, &pipeSignal, nil)
+                    try? child.standardInput!.write(contentsOf: input)
+                    var none = timespec()
+                    while sigtimedwait(&pipeSignal, nil, &none) == SIGPIPE {}
+                }
+                try? child.standardInput!.close()
+                let status = child.wait()
                 drained.group.wait()
-                continuation.resume(returning: Result(status: process.terminationStatus, stdout: String(decoding: drained.stdout, as: UTF8.self),
+                continuation.resume(returning: Result(status: status, stdout: String(decoding: drained.stdout, as: UTF8.self),
                                                       stderr: String(decoding: drained.stderr, as: UTF8.self)))
-            }
-            do {
-                try process.run()
-                stdin.fileHandleForWriting.write(Data(input))
-                try? stdin.fileHandleForWriting.close()
-            } catch {
-                continuation.resume(throwing: error)
             }
         }
     }

@@ -18,7 +18,7 @@ public final class RedisServerProcess: @unchecked Sendable {
     public let directory: URL
     /// The password the tests' own commands authenticate with, once a test has set one (`CONFIG SET requirepass`).
     public var password: String?
-    private var process: Process?
+    private var process: ChildProcess?
 
     public var url: String { "redis://127.0.0.1:\(port)" }
 
@@ -49,16 +49,11 @@ public final class RedisServerProcess: @unchecked Sendable {
             throw Unavailable(description: "redis-server is not on PATH: these tests need a real Redis. Install the "
                 + "Debian package redis-server (scripts/test installs it when missing), or put redis-server on PATH.")
         }
-        let process = Process()
-        process.executableURL = executable
-        process.arguments = [
+        let process = try ChildProcess(executable.path, [
             "--port", String(port), "--bind", "127.0.0.1", "--dir", directory.path,
             "--save", "", "--appendonly", "no", "--daemonize", "no",
             "--logfile", directory.appendingPathComponent("redis.log").path,
-        ]
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
+        ])
         self.process = process
         let deadline = Date().addingTimeInterval(10)
         while Date() < deadline {
@@ -67,16 +62,15 @@ public final class RedisServerProcess: @unchecked Sendable {
             usleep(20_000)
         }
         let log = (try? String(contentsOf: directory.appendingPathComponent("redis.log"), encoding: .utf8)) ?? ""
-        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-        process.waitUntilExit()
+        process.send(SIGKILL)
+        process.wait()
         self.process = nil
         throw Unavailable(description: "redis-server on port \(port) did not answer PING within 10 s. Its log:\n\(log)")
     }
 
     /// Stops the server and waits until it has exited.
     ///
-    /// `SHUTDOWN NOSAVE` rather than SIGTERM: a child started from a libdispatch worker thread inherits that
-    /// thread's signal mask, in which SIGTERM is blocked. SIGKILL, which nothing can block, if Redis lingers.
+    /// `SHUTDOWN NOSAVE`, which also stops a server a test has made deaf to signals; SIGKILL if Redis lingers.
     public func stop() {
         guard let process else { return }
         self.process = nil
@@ -84,8 +78,8 @@ public final class RedisServerProcess: @unchecked Sendable {
         _ = try? command(["SHUTDOWN", "NOSAVE"])
         let deadline = Date().addingTimeInterval(5)
         while process.isRunning && Date() < deadline { usleep(10_000) }
-        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-        process.waitUntilExit()
+        if process.isRunning { process.send(SIGKILL) }
+        process.wait()
     }
 
     /// Sends one command on a fresh connection, for the tests' own inspection (EXISTS, PTTL, PING…).
