@@ -89,6 +89,9 @@ enum Vectors {
                             algorithms: algorithms ?? Profile.oidcDefaultAlgorithms)
         }
         if let leeway = p["leeway"] as? NSNumber { profile = profile.withLeeway(Leeway(seconds: leeway.intValue)) }
+        for (name, values) in (p["required_claims"] as? [String: [String]] ?? [:]).sorted(by: { $0.key < $1.key }) {
+            profile.rules.append(AllowedValuesRule(name, oneOf: values, required: true, matching: .patterns))
+        }
         return profile
     }
 

@@ -26,7 +26,9 @@ import IDTokenKit
 /// App Check: the project number, the accepted app IDs), `hostedDomains` (Google Workspace domains), `audiences`
 /// (Apple client IDs, Facebook App IDs — `appId` also works; an app's production and test App IDs may both be
 /// given —, Google and OIDC client IDs; a string or a list), `issuers` (OIDC; extra issuers for Facebook),
-/// `algorithms`, `jwksUrl`, `leeway` (seconds, 0–300) and `nonceMode` (`sha256Hex` or `exact`); and `name` (default: the provider; must be unique) and `keys` (a key file, a directory of key files, or a URL; a
+/// `algorithms`, `jwksUrl`, `leeway` (seconds, 0–300), `nonceMode` (`sha256Hex` or `exact`) and `claims` (claims
+/// the token must carry, each with a value or a list of accepted values, `*` matching any run of characters:
+/// `--require-claim`); and `name` (default: the provider; must be unique) and `keys` (a key file, a directory of key files, or a URL; a
 /// string or a list; relative paths are relative to the configuration file; default: the profile's keys URL). Top
 /// level: `profiles` (required), `at` (the time of verification, and of audit records without one, read by
 /// ``UnixTime/parse(_:)``; `--at` wins), `leeway` (the default for every profile) and `serve` (settings of
@@ -146,7 +148,7 @@ package struct ConfigurationFile: Sendable {
 
     /// The members of a profile that are ``Profile/Options``, and the file's own (`name`, `keys`).
     static let profileMembers = ["provider", "name", "projectId", "projectNumber", "tenant", "allowedSignInProviders", "audiences",
-                                 "appId", "hostedDomains", "issuers", "algorithms", "jwksUrl", "leeway", "nonceMode", "keys"]
+                                 "appId", "hostedDomains", "issuers", "algorithms", "jwksUrl", "leeway", "nonceMode", "claims", "keys"]
 
     /// The options a profile object holds, checked member by member; ``Profile/init(options:revocation:)`` checks
     /// how they fit together.
@@ -200,6 +202,17 @@ package struct ConfigurationFile: Sendable {
             options.leeway = whole
         } else {
             options.leeway = defaultLeeway
+        }
+        if let value = item["claims"] {
+            // {"repository": "acme/api", "ref": ["refs/heads/main", "refs/tags/v*"]}: each member a claim the token
+            // must carry, with the value (or one of the values) it may hold.
+            guard let claims = value.objectMembers else {
+                throw ConfigurationError("\(what): \"claims\" must be an object of claim names and their accepted values")
+            }
+            for (claim, _) in claims {
+                guard let values = try Self.strings(value, claim, in: "\(what) \"claims\"") else { continue }
+                options.requiredClaims.append(.init(name: claim, values: values))
+            }
         }
         if let mode = try string("nonceMode") {
             guard let value = NonceMode(rawValue: mode) else {

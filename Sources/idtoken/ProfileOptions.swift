@@ -44,6 +44,9 @@ struct ProfileOptions: ParsableArguments {
     @Option(name: .customLong("hosted-domain"), help: "Accepted Google Workspace domain, the token's hd (google; a token without hd is then refused). Repeatable.")
     var hostedDomain: [String] = []
 
+    @Option(name: .customLong("require-claim"), help: ArgumentHelp("A claim the token must carry, as NAME=VALUE; * in VALUE matches any run of characters. Repeatable: several values of one claim accept any of them, several claims must all match (any provider).", valueName: "name=value"))
+    var requireClaim: [String] = []
+
     @Option(name: .customLong("allow-sign-in-provider"), help: "Accepted Firebase sign-in provider (apple.com, github.com, …). Repeatable.")
     var allowSignInProvider: [String] = []
 
@@ -65,7 +68,7 @@ struct ProfileOptions: ParsableArguments {
     var shapesProfile: Bool {
         provider != nil || projectID != nil || !audience.isEmpty || !issuer.isEmpty || jwksURL != nil || !algorithm.isEmpty
             || leeway != nil || tenant != nil || !allowSignInProvider.isEmpty || projectNumber != nil || !appID.isEmpty
-            || !hostedDomain.isEmpty
+            || !hostedDomain.isEmpty || !requireClaim.isEmpty
     }
 
     /// The options as ``Profile/Options``.
@@ -77,7 +80,7 @@ struct ProfileOptions: ParsableArguments {
                                audiences: audience, issuers: issuer, algorithms: algorithm, jwksURL: jwksURL,
                                leeway: leeway, tenant: tenant, allowedSignInProviders: allowSignInProvider,
                                nonceMode: nonceMode, projectNumber: projectNumber, appIDs: appID,
-                               hostedDomains: hostedDomain)
+                               hostedDomains: hostedDomain, requiredClaims: try Profile.Options.requiredClaims(parsing: requireClaim))
     }
 
     /// The profile the options describe.

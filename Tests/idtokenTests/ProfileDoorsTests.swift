@@ -43,6 +43,9 @@ import Testing
             options.projectNumber = profile["project_number"]?.string
             options.appIDs = profile["app_ids"]?.array?.compactMap(\.string) ?? []
             options.hostedDomains = profile["hosted_domains"]?.array?.compactMap(\.string) ?? []
+            options.requiredClaims = (profile["required_claims"]?.objectMembers ?? []).map {
+                .init(name: $0.key, values: $0.value.array?.compactMap(\.string) ?? [])
+            }
             var nonce: (NonceMode, String)?
             if let n = c["nonce"], let mode = n["mode"]?.string, let value = n["value"]?.string {
                 nonce = (mode == "sha256hex" ? .sha256Hex : .exact, value)
@@ -69,6 +72,9 @@ import Testing
         for value in options.algorithms { args += ["--algorithm", value] }
         if let jwksURL = options.jwksURL { args += ["--jwks-url", jwksURL] }
         if let leeway = options.leeway { args.append("--leeway=\(leeway)") }
+        for claim in options.requiredClaims {
+            for value in claim.values { args += ["--require-claim", claim.name + "=" + value] }
+        }
         if let nonce { args += [nonce.mode == .sha256Hex ? "--nonce" : "--nonce-exact", nonce.value] }
         return args
     }
@@ -91,6 +97,11 @@ import Testing
         if let jwksURL = options.jwksURL { members.append("\"jwksUrl\": \"\(jwksURL)\"") }
         if let leeway = options.leeway { members.append("\"leeway\": \(leeway)") }
         if let mode = options.nonceMode { members.append("\"nonceMode\": \"\(mode.rawValue)\"") }
+        if !options.requiredClaims.isEmpty {
+            // A single value as a string, several as a list: the file takes both.
+            let claims = options.requiredClaims.map { "\"\($0.name)\": " + ($0.values.count == 1 ? "\"\($0.values[0])\"" : list($0.values)) }
+            members.append("\"claims\": {" + claims.joined(separator: ", ") + "}")
+        }
         return "{\"profiles\": [{" + members.joined(separator: ", ") + "}]}"
     }
 
@@ -157,6 +168,13 @@ import Testing
         (.init(provider: .apple, audiences: ["a"], leeway: 301), "the leeway must be 0 to 300 seconds, not 301"),
         (.init(provider: .apple, audiences: ["a"], leeway: -1), "the leeway must be 0 to 300 seconds, not -1"),
         (.init(provider: .apple, audiences: [""]), "none may be empty"),
+        (.init(provider: .oidc, audiences: ["a"], issuers: ["https://i"], requiredClaims: [.init(name: "aud", values: ["b"])]),
+         "\"aud\" cannot be a required claim (--require-claim, \"claims\"): it is checked by the audience (--audience, \"audiences\")"),
+        (.init(provider: .google, audiences: ["a"], requiredClaims: [.init(name: "iss", values: ["*"])]), "\"iss\" cannot be a required claim"),
+        (.init(provider: .apple, audiences: ["a"], requiredClaims: [.init(name: "exp", values: ["1"])]), "it is checked by the time rules"),
+        (.init(provider: .firebase, projectID: "p", requiredClaims: [.init(name: "repository", values: [""])]),
+         "the required claim \"repository\" (--require-claim, \"claims\") needs a value; * accepts any"),
+        (.init(provider: .firebase, projectID: "p", requiredClaims: [.init(name: "", values: ["x"])]), "a required claim (--require-claim, \"claims\") needs a name"),
     ]
 
     @Test(arguments: 0..<refusals.count) func oneMessageThroughEveryDoor(_ index: Int) throws {
@@ -174,6 +192,28 @@ import Testing
         }
         #expect(reasons.count == 3 && Set(reasons).count == 1, "\(reasons)")
         #expect(reasons.first?.contains(message) == true, "\(reasons)")
+    }
+
+    @Test func requiredClaimsReadTheSameFromTheCommandLineAndTheFile() throws {
+        let options = Profile.Options(provider: .oidc, audiences: ["a"], issuers: ["https://i"],
+                                      requiredClaims: [.init(name: "repository", values: ["acme/api", "acme/web"]), .init(name: "ref", values: ["refs/heads/*"])])
+        let commandLine = try ProfileOptions.parse(["--provider", "oidc", "--audience", "a", "--issuer", "https://i", "--require-claim", "repository=acme/api",
+                                                    "--require-claim", "ref=refs/heads/*", "--require-claim", "repository=acme/web"])
+        #expect(try commandLine.options() == options)
+        #expect(commandLine.shapesProfile)
+        let file = try ConfigurationFile.parse(Array(#"{"profiles":[{"provider":"oidc","audiences":"a","issuers":"https://i","keys":"/k.json","claims":{"repository":["acme/api","acme/web"],"ref":"refs/heads/*"}}]}"#.utf8),
+                                               baseDirectory: "/")
+        #expect(file.profiles[0].options == options)
+        for (claims, message) in [(#""acme""#, #"profile "oidc": "claims" must be an object of claim names and their accepted values"#),
+                                  (#"{"run_attempt":2}"#, #"profile "oidc" "claims": "run_attempt" must be a string or a list of strings"#)] {
+            #expect(throws: ConfigurationError(message)) {
+                try ConfigurationFile.parse(Array(#"{"profiles":[{"provider":"oidc","audiences":"a","issuers":"https://i","claims":\#(claims)}]}"#.utf8), baseDirectory: "/")
+            }
+        }
+        let withoutValue = try ProfileOptions.parse(["--provider", "oidc", "--audience", "a", "--issuer", "https://i", "--require-claim", "repository"])
+        #expect(throws: ConfigurationError("--require-claim repository: give NAME=VALUE (e.g. repository=acme/api; * matches any run of characters)")) {
+            try withoutValue.options()
+        }
     }
 
     @Test func facebookTakesAProductionAndATestAppID() throws {

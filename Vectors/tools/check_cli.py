@@ -46,6 +46,9 @@ def arguments(case):
             args += ["--audience", audience]
         for alg in p.get("algorithms", []):
             args += ["--algorithm", alg]
+    for name, values in (p.get("required_claims") or {}).items():
+        for value in values:
+            args += ["--require-claim", f"{name}={value}"]
     if "leeway" in p:
         args += ["--leeway", str(p["leeway"])]
     nonce = case.get("nonce")

@@ -460,6 +460,29 @@ def verdict(case):
             domains = profile.get("hosted_domains")
             if domains and claims.get("hd") not in domains:
                 raise Reject("invalid_claim", "hd")
+        # Claims the profile requires: every one listed must match one of its values, * matching any run of
+        # characters (a regular expression here, the Swift rule scans the bytes).
+        for name, values in (profile.get("required_claims") or {}).items():
+            if name not in claims:
+                raise Reject("invalid_claim", name)
+            value = claims[name]
+            if isinstance(value, bool):
+                texts = ["true" if value else "false"]
+            elif isinstance(value, int):
+                texts = [str(value)]
+            elif isinstance(value, str):
+                texts = [value]
+            elif isinstance(value, list) and all(isinstance(item, str) for item in value):
+                texts = value
+            else:
+                raise Reject("invalid_claim", name)
+            patterns = [re.compile(".*".join(re.escape(part) for part in v.split("*")), re.DOTALL) for v in values]
+            if isinstance(value, bool) or isinstance(value, int):
+                matched = texts[0] in values
+            else:
+                matched = any(p.fullmatch(text) for p in patterns for text in texts)
+            if not matched:
+                raise Reject("invalid_claim", name)
         # 6. nonce, then replay
         expected = case.get("nonce")
         if expected is not None:

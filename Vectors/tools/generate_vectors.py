@@ -617,7 +617,54 @@ def oidc_suite():
               keys="generated/keysets/oidc_with_weak_key.json", claim="kid")
     suite.add("multiple-issuers", "a second configured issuer", suite.token(dict(claims, iss="https://login.idtk.example")),
               profile=dict(profile, issuers=[iss, "https://login.idtk.example"]))
+    add_required_claim_cases(suite, claims, profile)
     return suite
+
+
+def add_required_claim_cases(suite, claims, profile):
+    """Claims a profile requires (--require-claim NAME=VALUE, "claims"), on a token shaped like a GitHub Actions
+    one: each listed claim must match one of its values, in which * matches any run of characters."""
+    ci = dict(claims, repository="acme/api", repository_owner="acme", ref="refs/heads/main", environment="production",
+              job_workflow_ref="acme/ci/.github/workflows/deploy.yml@refs/heads/main", run_attempt=2, groups=["dev", "ops"])
+
+    def rules(**required):
+        return dict(profile, required_claims=required)
+
+    suite.add("claims-exact", "required claims equal to their values", suite.token(ci),
+              profile=rules(repository=["acme/api"], repository_owner=["acme"]))
+    suite.add("claims-pattern", "a required claim matching the second of its patterns", suite.token(ci),
+              profile=rules(ref=["refs/tags/v*", "refs/heads/*"]))
+    suite.add("claims-pattern-inside", "a * inside the pattern",
+              suite.token(ci), profile=rules(job_workflow_ref=["acme/ci/.github/workflows/*.yml@refs/heads/main"]))
+    suite.add("claims-any-value", "the pattern * accepts any value of a claim that is present", suite.token(ci),
+              profile=rules(environment=["*"]))
+    suite.add("claims-other-repository", "a workflow of another repository",
+              suite.token(dict(ci, repository="acme/other")), "invalid_claim", profile=rules(repository=["acme/api"]),
+              claim="repository")
+    suite.add("claims-missing", "a required claim the token does not carry", suite.token(ci), "invalid_claim",
+              profile=rules(repository=["acme/api"], deployment=["*"]), claim="deployment")
+    suite.add("claims-whole-value", "a pattern matches the whole value, not a prefix of it", suite.token(ci),
+              "invalid_claim", profile=rules(ref=["refs/heads/ma"]), claim="ref")
+    suite.add("claims-case", "values are compared as written: case counts", suite.token(ci), "invalid_claim",
+              profile=rules(repository_owner=["ACME"]), claim="repository_owner")
+    suite.add("claims-all-must-match", "one of two required claims off", suite.token(dict(ci, environment="staging")),
+              "invalid_claim", profile=rules(repository=["acme/*"], environment=["production"]), claim="environment")
+    suite.add("claims-boolean", "a boolean claim required true", suite.token(ci), profile=rules(email_verified=["true"]))
+    suite.add("claims-boolean-false", "a boolean claim required true, and false",
+              suite.token(dict(ci, email_verified=False)), "invalid_claim", profile=rules(email_verified=["true"]),
+              claim="email_verified")
+    suite.add("claims-boolean-string", "a boolean claim required true, and the string \"true\"",
+              suite.token(dict(ci, email_verified="true")), profile=rules(email_verified=["true"]))
+    suite.add("claims-integer", "an integer claim by its digits", suite.token(ci), profile=rules(run_attempt=["2"]))
+    suite.add("claims-integer-other", "an integer claim with another value", suite.token(dict(ci, run_attempt=3)),
+              "invalid_claim", profile=rules(run_attempt=["2"]), claim="run_attempt")
+    suite.add("claims-array-member", "an array claim holding the value", suite.token(ci), profile=rules(groups=["ops"]))
+    suite.add("claims-array-without", "an array claim without the value", suite.token(ci), "invalid_claim",
+              profile=rules(groups=["admins"]), claim="groups")
+    suite.add("claims-array-non-string", "an array claim holding a number", suite.token(dict(ci, groups=["ops", 7])),
+              "invalid_claim", profile=rules(groups=["ops"]), claim="groups")
+    suite.add("claims-object", "a required claim that is an object", suite.token(dict(ci, repository={"name": "acme/api"})),
+              "invalid_claim", profile=rules(repository=["*"]), claim="repository")
 
 
 def app_check_suite():

@@ -35,13 +35,32 @@ extension Profile {
         public var appIDs: [String]
         /// Accepted Google Workspace domains (`hd`); empty: any account. Google only.
         public var hostedDomains: [String]
+        /// Claims the token must carry, each with the values it may hold (patterns, `*` matching any run of
+        /// characters): every claim listed must match one of its values. Any provider.
+        public var requiredClaims: [RequiredClaim]
+
+        /// A claim a profile requires (`--require-claim NAME=VALUE`, `"claims": {"NAME": VALUE}`), and the values
+        /// it accepts: ``AllowedValuesRule/Matching/patterns``.
+        public struct RequiredClaim: Sendable, Equatable {
+            /// The claim's name.
+            public var name: String
+            /// The values accepted, patterns in which `*` matches any run of characters.
+            public var values: [String]
+
+            /// The claim `name`, accepted when it matches one of `values`.
+            public init(name: String, values: [String]) {
+                self.name = name
+                self.values = values
+            }
+        }
 
         /// Options for `provider`; every other member is optional, and ``Profile/init(options:revocation:)`` says
         /// which ones the provider needs.
         public init(provider: Provider, projectID: String? = nil, audiences: [String] = [], issuers: [String] = [],
                     algorithms: [String] = [], jwksURL: String? = nil, leeway: Int? = nil, tenant: String? = nil,
                     allowedSignInProviders: [String] = [], nonceMode: NonceMode? = nil, limits: JWSLimits = .default,
-                    projectNumber: String? = nil, appIDs: [String] = [], hostedDomains: [String] = []) {
+                    projectNumber: String? = nil, appIDs: [String] = [], hostedDomains: [String] = [],
+                    requiredClaims: [RequiredClaim] = []) {
             self.provider = provider
             self.projectID = projectID
             self.audiences = audiences
@@ -56,6 +75,7 @@ extension Profile {
             self.projectNumber = projectNumber
             self.appIDs = appIDs
             self.hostedDomains = hostedDomains
+            self.requiredClaims = requiredClaims
         }
 
         /// The provider names, for messages.
@@ -69,6 +89,31 @@ extension Profile {
             }
             return provider
         }
+
+        /// Reads `NAME=VALUE` claim requirements (`--require-claim`), the values of one name gathered in the order
+        /// given: `repository=acme/api`, `ref=refs/heads/main`, `ref=refs/tags/v*`.
+        public static func requiredClaims(parsing texts: [String]) throws(ConfigurationError) -> [RequiredClaim] {
+            var claims: [RequiredClaim] = []
+            for text in texts {
+                guard let equals = text.firstIndex(of: "=") else {
+                    throw ConfigurationError("--require-claim \(text): give NAME=VALUE (e.g. repository=acme/api; * matches any run of characters)")
+                }
+                let name = String(text[..<equals]), value = String(text[text.index(after: equals)...])
+                if let index = claims.firstIndex(where: { $0.name == name }) {
+                    claims[index].values.append(value)
+                } else {
+                    claims.append(RequiredClaim(name: name, values: [value]))
+                }
+            }
+            return claims
+        }
+
+        /// The claims whose rules a profile always applies, with the option that sets each: not for
+        /// ``requiredClaims``.
+        static let claimsWithTheirOwnOptions = [
+            "iss": "the issuer (--issuer, \"issuers\", or the provider's own)", "aud": "the audience (--audience, \"audiences\")",
+            "exp": "the time rules", "nbf": "the time rules", "iat": "the time rules", "nonce": "the nonce (--nonce, --nonce-exact)",
+        ]
 
         /// Reads algorithm names; one message for every door.
         public static func algorithms(named names: [String]) throws(ConfigurationError) -> Set<JWSAlgorithm> {
@@ -141,6 +186,18 @@ extension Profile {
         if provider == .oidc && options.issuers.isEmpty {
             throw ConfigurationError("an oidc profile needs an issuer (--issuer, \"issuers\")")
         }
+        for claim in options.requiredClaims {
+            guard !claim.name.isEmpty else { throw ConfigurationError("a required claim (--require-claim, \"claims\") needs a name: NAME=VALUE") }
+            if let owner = Options.claimsWithTheirOwnOptions[claim.name] {
+                throw ConfigurationError("\"\(claim.name)\" cannot be a required claim (--require-claim, \"claims\"): it is checked by \(owner)")
+            }
+            guard !claim.values.isEmpty, claim.values.allSatisfy({ !$0.isEmpty }) else {
+                throw ConfigurationError("the required claim \"\(claim.name)\" (--require-claim, \"claims\") needs a value; * accepts any")
+            }
+            guard options.requiredClaims.filter({ $0.name == claim.name }).count == 1 else {
+                throw ConfigurationError("the claim \"\(claim.name)\" is required twice; list its accepted values once")
+            }
+        }
         if revocation != nil && !firebase {
             throw ConfigurationError("revocation times apply to Firebase tokens only")
         }
@@ -171,6 +228,10 @@ extension Profile {
         if let seconds = options.leeway { leeway = Leeway(seconds: seconds) }
         if let nonceMode = options.nonceMode { self.nonceMode = nonceMode }
         limits = options.limits
+        for claim in options.requiredClaims {
+            rules.append(AllowedValuesRule(claim.name, oneOf: claim.values, required: true,
+                                           hint: "A rule of the profile (--require-claim, \"claims\")", matching: .patterns))
+        }
         try validate()
     }
 }

@@ -43,6 +43,9 @@ enum VectorProfile {
         }
         if let requireKid = json["require_kid"]?.bool { profile.requiresKeyID = requireKid }
         if let leeway = json["leeway"]?.int64 { profile.leeway = Leeway(seconds: Int(leeway)) }
+        for (name, values) in json["required_claims"]?.objectMembers ?? [] {
+            profile.rules.append(AllowedValuesRule(name, oneOf: values.array?.compactMap(\.string) ?? [], required: true, matching: .patterns))
+        }
         return profile
     }
 
