@@ -65,6 +65,7 @@ enum Vectors {
 
     static func profile(_ p: [String: Any]) -> Profile {
         var profile: Profile
+        let requiredClaims = (p["required_claims"] as? [String: [String]] ?? [:]).sorted(by: { $0.key < $1.key })
         switch p["provider"] as! String {
         case "firebase", "firebase-session":
             let revocation = (p["revoked_before"] as? [String: NSNumber]).map {
@@ -83,13 +84,18 @@ enum Vectors {
             profile = .appleNotification(clientIDs: p["client_ids"] as! [String])
         case "google":
             profile = .google(clientIDs: p["client_ids"] as! [String], hostedDomains: p["hosted_domains"] as? [String] ?? [])
+        case "github-actions":
+            // The constructor takes the required claims, without which it accepts no profile.
+            profile = try! .githubActions(audiences: p["audiences"] as! [String], requiredClaims: requiredClaims.map { .init(name: $0.key, values: $0.value) })
+        case "cognito":
+            profile = .cognito(issuer: (p["issuers"] as! [String])[0], clientIDs: p["audiences"] as! [String])
         default:
             let algorithms = (p["algorithms"] as? [String]).map { Set($0.compactMap(JWSAlgorithm.init(rawValue:))) }
             profile = .oidc(issuers: p["issuers"] as! [String], audiences: p["audiences"] as! [String],
                             algorithms: algorithms ?? Profile.oidcDefaultAlgorithms)
         }
         if let leeway = p["leeway"] as? NSNumber { profile = profile.withLeeway(Leeway(seconds: leeway.intValue)) }
-        for (name, values) in (p["required_claims"] as? [String: [String]] ?? [:]).sorted(by: { $0.key < $1.key }) {
+        for (name, values) in requiredClaims where p["provider"] as! String != "github-actions" {
             profile.rules.append(AllowedValuesRule(name, oneOf: values, required: true, matching: .patterns))
         }
         return profile

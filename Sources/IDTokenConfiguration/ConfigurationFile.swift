@@ -20,9 +20,8 @@ import IDTokenKit
 /// ```
 ///
 /// Members of a profile map one to one onto ``Profile/Options`` (DESIGN §7), so a profile here is built, checked and
-/// refused exactly as the same options on `idtoken verify` or `idtoken audit` are: `provider` (required:
-/// `firebase`, `firebase-session`, `apple`, `facebook`, `oidc`, `firebase-app-check`, `apple-notification`,
-/// `google`), `projectId`, `tenant`, `allowedSignInProviders` (Firebase), `projectNumber` and `appId` (Firebase
+/// refused exactly as the same options on `idtoken verify` or `idtoken audit` are: `provider` (required: a
+/// ``Provider`` name, `firebase` … `github-actions`, `cognito`), `projectId`, `tenant`, `allowedSignInProviders` (Firebase), `projectNumber` and `appId` (Firebase
 /// App Check: the project number, the accepted app IDs), `hostedDomains` (Google Workspace domains), `audiences`
 /// (Apple client IDs, Facebook App IDs — `appId` also works; an app's production and test App IDs may both be
 /// given —, Google and OIDC client IDs; a string or a list), `issuers` (OIDC; extra issuers for Facebook),

@@ -5,16 +5,16 @@ import IDTokenKit
 /// ``Profile/Options``, and ``Profile/init(options:revocation:)`` checks them, so both commands (and an audit
 /// configuration file) accept and refuse the same options with the same messages.
 struct ProfileOptions: ParsableArguments {
-    @Option(help: "firebase, firebase-session, apple, facebook, oidc, firebase-app-check, apple-notification or google.")
+    @Option(help: ArgumentHelp(Provider.allCases.dropLast().map(\.rawValue).joined(separator: ", ") + " or " + Provider.allCases.last!.rawValue + "."))
     var provider: String?
 
     @Option(name: .customLong("project-id"), help: "Firebase project ID (firebase, firebase-session).")
     var projectID: String?
 
-    @Option(help: "Accepted audience: Apple bundle or Services ID (apple, apple-notification), Facebook App ID (an app's production and test App IDs are both accepted when given), Google or OIDC client ID. Repeatable.")
+    @Option(help: "Accepted audience: Apple bundle or Services ID (apple, apple-notification), Facebook App ID (an app's production and test App IDs are both accepted when given), Google, OIDC or Cognito client ID, the audience a GitHub Actions workflow asks for. Repeatable.")
     var audience: [String] = []
 
-    @Option(help: "Accepted issuer (oidc), or an extra issuer (facebook). Repeatable.")
+    @Option(help: "Accepted issuer (oidc), the user pool's issuer (cognito), or an extra issuer (facebook). Repeatable.")
     var issuer: [String] = []
 
     @Option(name: .customLong("jwks-url"), help: "Where the issuer publishes its keys (oidc; overrides the provider's default).")

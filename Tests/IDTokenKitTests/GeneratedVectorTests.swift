@@ -5,7 +5,8 @@ import Testing
 /// Runs every case of `Vectors/generated/*.json` through the verifier and compares the verdict, the error code
 /// and (when the case names one) the claim.
 @Suite struct GeneratedVectorTests {
-    static let files = ["firebase", "firebase-session", "apple", "facebook", "oidc", "firebase-app-check", "apple-notification", "google"]
+    /// One file a provider.
+    static let files = Provider.allCases.map(\.rawValue)
     static let cases: [VectorCase] = files.flatMap { VectorCase.load("generated/\($0).json") }
 
     @Test func everyFileHasCasesAndEveryCodeIsCovered() throws {

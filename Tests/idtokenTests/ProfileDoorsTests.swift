@@ -24,7 +24,7 @@ import Testing
         var testDescription: String { id }
     }
 
-    static let cases: [Case] = ["firebase", "firebase-session", "apple", "facebook", "oidc", "firebase-app-check", "apple-notification", "google"].flatMap { name -> [Case] in
+    static let cases: [Case] = Provider.allCases.map(\.rawValue).flatMap { name -> [Case] in
         let data = try! Data(contentsOf: vectors.appendingPathComponent("generated/\(name).json"))
         let doc = try! JSONTree.parse(Array(data))
         return (doc["cases"]?.array ?? []).compactMap { c -> Case? in
@@ -146,14 +146,16 @@ import Testing
         (.init(provider: .firebase), "a firebase profile needs the Firebase project ID"),
         (.init(provider: .firebase, projectID: "p", audiences: ["a"]), "a Firebase token's audience is its project"),
         (.init(provider: .firebase, projectID: "p", issuers: ["https://i"]), "the firebase issuer is fixed"),
-        (.init(provider: .apple, audiences: ["a"], tenant: "t"), "apply to Firebase tokens only"),
-        (.init(provider: .apple, audiences: ["a"], allowedSignInProviders: ["apple.com"]), "apply to Firebase tokens only"),
-        (.init(provider: .oidc, projectID: "p", audiences: ["a"], issuers: ["https://i"]), "the project ID (--project-id, \"projectId\") applies to Firebase tokens and App Check tokens only"),
+        (.init(provider: .apple, audiences: ["a"], tenant: "t"), "the tenant (--tenant, \"tenant\") applies to firebase and firebase-session only"),
+        (.init(provider: .apple, audiences: ["a"], allowedSignInProviders: ["apple.com"]),
+         "the allowed sign-in providers (--allow-sign-in-provider, \"allowedSignInProviders\") apply to firebase and firebase-session only"),
+        (.init(provider: .oidc, projectID: "p", audiences: ["a"], issuers: ["https://i"]),
+         "the project ID (--project-id, \"projectId\") applies to firebase, firebase-session and firebase-app-check only"),
         (.init(provider: .firebaseAppCheck), "a firebase-app-check profile needs the Firebase project number, digits only"),
         (.init(provider: .firebaseAppCheck, projectNumber: "my-project"), "a firebase-app-check profile needs the Firebase project number, digits only"),
         (.init(provider: .firebaseAppCheck, audiences: ["a"], projectNumber: "123"), "an App Check token's audience is its project"),
         (.init(provider: .apple, audiences: ["a"], appIDs: ["1:2:ios:3"]), "apply to firebase-app-check only"),
-        (.init(provider: .firebase, projectID: "p", projectNumber: "123"), "apply to firebase-app-check only"),
+        (.init(provider: .firebase, projectID: "p", projectNumber: "123"), "the project number (--project-number, \"projectNumber\") applies to firebase-app-check only"),
         (.init(provider: .oidc, audiences: ["a"], issuers: ["https://i"], hostedDomains: ["example.com"]), "apply to google only"),
         (.init(provider: .google, audiences: ["a"], issuers: ["https://i"]), "the google issuer is fixed"),
         (.init(provider: .google), "a google profile needs an audience (--audience, \"audiences\"): the client ID"),
@@ -162,6 +164,20 @@ import Testing
         (.init(provider: .oidc, issuers: ["https://i"]), "an oidc profile needs an audience"),
         (.init(provider: .facebook), "a facebook profile needs an audience (--audience, \"audiences\"): the Facebook App ID; several are accepted"),
         (.init(provider: .oidc, audiences: ["a"]), "an oidc profile needs an issuer"),
+        (.init(provider: .githubActions), "a github-actions profile needs an audience (--audience, \"audiences\"): the audience the workflow asks for"),
+        (.init(provider: .githubActions, audiences: ["https://github.com/acme"]), "a github-actions profile would accept a token of any workflow on GitHub"),
+        (.init(provider: .githubActions, audiences: ["https://github.com/acme"], requiredClaims: [.init(name: "repository", values: ["*"])]),
+         "a github-actions profile would accept a token of any workflow on GitHub"),
+        (.init(provider: .githubActions, audiences: ["https://github.com/acme"], requiredClaims: [.init(name: "environment", values: ["production"])]),
+         "require the claims that name yours, e.g. --require-claim repository=OWNER/REPO"),
+        (.init(provider: .githubActions, audiences: ["a"], issuers: ["https://token.actions.githubusercontent.com/acme"], requiredClaims: [.init(name: "repository", values: ["acme/api"])]),
+         "the github-actions issuer is fixed; issuers (--issuer, \"issuers\") apply to facebook, oidc and cognito only"),
+        (.init(provider: .cognito, audiences: ["a"]), "a cognito profile needs the user pool's issuer (--issuer, \"issuers\"): https://cognito-idp.REGION.amazonaws.com/POOL_ID"),
+        (.init(provider: .cognito, audiences: ["a"], issuers: ["https://cognito-idp.eu-west-1.amazonaws.com/"]),
+         "a cognito profile needs one user pool issuer, https://cognito-idp.REGION.amazonaws.com/POOL_ID (--issuer, \"issuers\"), not \"https://cognito-idp.eu-west-1.amazonaws.com/\""),
+        (.init(provider: .cognito, audiences: ["a"], issuers: ["https://cognito-idp.eu-west-1.amazonaws.com/p1", "https://cognito-idp.eu-west-1.amazonaws.com/p2"]),
+         "a cognito profile needs one user pool issuer"),
+        (.init(provider: .cognito, audiences: ["a"], issuers: ["https://login.example.com/p1"]), "a cognito profile needs one user pool issuer"),
         (.init(provider: .apple, audiences: ["a"], issuers: ["https://i"]), "the apple issuer is fixed"),
         (.init(provider: .apple, audiences: ["a"], algorithms: ["HS256"]), "unknown algorithm \"HS256\""),
         (.init(provider: .oidc, audiences: ["a"], issuers: ["https://i"], algorithms: ["none"]), "unknown algorithm \"none\""),

@@ -104,13 +104,14 @@ def check_streaming_memory(binary, log, config, expected, tmp, megabytes=128):
 
 def check_other_kinds(binary, tmp):
     """One configuration of several profiles, the three kinds beside the ID tokens among them (DESIGN §16): every
-    generated App Check, Apple notification and Google case a record can carry (its own `at`) gets its expected
-    verdict, routed by its issuer; with --replay a notification seen twice is a replay."""
+    generated App Check, Apple notification, Sign in with Apple and Google case a record can carry (its own `at`)
+    gets its expected verdict, routed by its issuer and, for Apple's identity tokens and notifications, which share
+    an issuer, by its kind (a notification carries "events"); with --replay a notification seen twice is a replay."""
     generated = os.path.join(HERE, "..", "generated")
     keysets = os.path.join(generated, "keysets")
     records, expected = [], []
     profiles = [{"provider": "firebase", "projectId": "idtk-demo-7f3a2", "keys": os.path.join(keysets, "firebase_jwks.json")}]
-    for name in ("firebase-app-check", "apple-notification", "google"):
+    for name in ("firebase-app-check", "apple-notification", "google", "apple"):
         with open(os.path.join(generated, name + ".json")) as f:
             cases = json.load(f)["cases"]
         base = cases[0]
@@ -147,7 +148,7 @@ def check_other_kinds(binary, tmp):
         verdicts = [json.loads(line) for line in f]
     check("several kinds: one verdict a record", len(verdicts) == len(records), f"{len(verdicts)} of {len(records)}")
     wrong = [(v["id"], v["error"], e) for v, e in zip(verdicts, expected) if v["error"] != e]
-    check(f"several kinds: {len(records)} App Check, notification and Google records get their expected verdicts",
+    check(f"several kinds: {len(records)} App Check, notification, Apple and Google records get their expected verdicts",
           not wrong and len(records) > 200, str(wrong[:40]))
     valid = [r for r, e in zip(records, expected) if e is None and "apple-notification/valid" in r]
     with open(log, "w") as f:

@@ -243,6 +243,12 @@ def profile_rules(p):
         rules = dict(issuers=p["issuers"], audiences=p["audiences"], aud_array=True,
                      algorithms=set(p.get("algorithms", ["RS256", "ES256"])), require_kid=False,
                      require_iat=False, require_auth_time=False, sub_max=None)
+    elif provider == "github-actions":
+        rules = dict(issuers=["https://token.actions.githubusercontent.com"], audiences=p["audiences"], aud_array=True,
+                     algorithms={"RS256"}, require_kid=True, require_iat=True, require_auth_time=False, sub_max=None)
+    elif provider == "cognito":
+        rules = dict(issuers=p["issuers"], audiences=p["audiences"], aud_array=False, algorithms={"RS256"}, require_kid=True,
+                     require_iat=True, require_auth_time=False, sub_max=None)
     else:
         raise ValueError("unknown provider " + provider)
     if "require_kid" in p:
@@ -460,6 +466,9 @@ def verdict(case):
             domains = profile.get("hosted_domains")
             if domains and claims.get("hd") not in domains:
                 raise Reject("invalid_claim", "hd")
+        elif provider == "cognito":
+            if claims.get("token_use") != "id":
+                raise Reject("invalid_claim", "token_use")
         # Claims the profile requires: every one listed must match one of its values, * matching any run of
         # characters (a regular expression here, the Swift rule scans the bytes).
         for name, values in (profile.get("required_claims") or {}).items():

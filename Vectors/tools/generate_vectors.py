@@ -813,6 +813,100 @@ def google_suite():
     return suite
 
 
+def github_actions_suite():
+    T = 1767916800  # 2026-01-09
+    owner, repo = "acme", "acme/api"
+    aud = "https://github.com/" + owner
+    kid = rand_hex(32)
+    claims = {"jti": rand_hex(8) + "-" + rand_hex(4) + "-" + rand_hex(4) + "-" + rand_hex(4) + "-" + rand_hex(12),
+              "sub": "repo:acme/api:environment:production", "aud": aud, "ref": "refs/heads/main", "sha": rand_hex(40),
+              "repository": repo, "repository_owner": owner, "repository_owner_id": rand_digits(8), "run_id": rand_digits(10),
+              "run_number": "42", "run_attempt": "1", "repository_visibility": "private", "repository_id": rand_digits(9),
+              "actor_id": rand_digits(7), "actor": "octocat", "workflow": "deploy", "head_ref": "", "base_ref": "",
+              "event_name": "push", "ref_protected": "true", "ref_type": "branch", "environment": "production",
+              "workflow_ref": "acme/api/.github/workflows/deploy.yml@refs/heads/main",
+              "job_workflow_ref": "acme/ci/.github/workflows/deploy.yml@refs/heads/main", "runner_environment": "github-hosted",
+              "iss": "https://token.actions.githubusercontent.com", "nbf": T - 300, "exp": T + 600, "iat": T}
+    profile = {"provider": "github-actions", "audiences": [aud], "required_claims": {"repository": [repo]}}
+    suite = Suite("github-actions", "github-actions", profile, "generated/keysets/github_actions_jwks.json",
+                  {"typ": "JWT", "alg": "RS256", "x5t": rand_alnum(27), "kid": kid}, "rsa_a", T)
+    add_common_cases(suite, claims)
+
+    def rules(**required):
+        return dict(profile, required_claims=required)
+
+    suite.add("repository-other", "a workflow of another repository, with the audience of the same owner",
+              suite.token(dict(claims, repository="acme/web", sub="repo:acme/web:ref:refs/heads/main")), "invalid_claim", claim="repository")
+    suite.add("repository-other-owner", "a workflow of another owner's repository that asked for this audience",
+              suite.token(dict(claims, repository="mallory/api", repository_owner="mallory")), "invalid_claim", claim="repository")
+    suite.add("repository-missing", "no \"repository\"", suite.token({k: v for k, v in claims.items() if k != "repository"}),
+              "invalid_claim", claim="repository")
+    suite.add("owner-only", "every repository of the owner", suite.token(dict(claims, repository="acme/web")),
+              profile=rules(repository_owner=[owner]))
+    suite.add("ref-branches", "branches only: a tag's workflow refused", suite.token(dict(claims, ref="refs/tags/v1.2.0", ref_type="tag")),
+              "invalid_claim", profile=rules(repository=[repo], ref=["refs/heads/*"]), claim="ref")
+    suite.add("environment-required", "the production environment required, and present", suite.token(claims),
+              profile=rules(repository=[repo], environment=["production"]))
+    suite.add("environment-missing", "the production environment required; a job without an environment",
+              suite.token({k: v for k, v in claims.items() if k != "environment"}), "invalid_claim",
+              profile=rules(repository=[repo], environment=["production"]), claim="environment")
+    suite.add("reusable-workflow", "a reusable workflow of the owner's CI repository, from any of its repositories",
+              suite.token(dict(claims, repository="acme/web")), profile=rules(job_workflow_ref=["acme/ci/.github/workflows/*@refs/heads/main"]))
+    suite.add("reusable-workflow-other", "a reusable workflow of another repository",
+              suite.token(dict(claims, job_workflow_ref="mallory/ci/.github/workflows/deploy.yml@refs/heads/main")), "invalid_claim",
+              profile=rules(job_workflow_ref=["acme/ci/.github/workflows/*@refs/heads/main"]), claim="job_workflow_ref")
+    suite.add("sub-pattern", "\"sub\" by a pattern", suite.token(claims), profile=rules(sub=["repo:acme/api:environment:*"]))
+    suite.add("enterprise-issuer", "an enterprise's customised issuer is not github.com's",
+              suite.token(dict(claims, iss="https://token.actions.githubusercontent.com/acme-enterprise")), "wrong_issuer", claim="iss")
+    suite.add("aud-other-owner", "the default audience of another owner", suite.token(dict(claims, aud="https://github.com/mallory")),
+              "wrong_audience", claim="aud")
+    suite.add("aud-array", "\"aud\" as an array holding the audience", suite.token(dict(claims, aud=[aud])))
+    suite.add("iat-missing", "no \"iat\"", suite.token({k: v for k, v in claims.items() if k != "iat"}), "invalid_claim", claim="iat")
+    return suite
+
+
+def cognito_suite():
+    T = 1768003200  # 2026-01-10
+    region = "eu-west-1"
+    pool = region + "_" + rand_alnum(9)
+    iss = "https://cognito-idp." + region + ".amazonaws.com/" + pool
+    client = rand_alnum(26).lower()
+    kid = rand_alnum(43) + "="
+
+    def uuid():
+        return rand_hex(8) + "-" + rand_hex(4) + "-" + rand_hex(4) + "-" + rand_hex(4) + "-" + rand_hex(12)
+
+    claims = {"sub": uuid(), "email_verified": True, "iss": iss, "cognito:username": "kim", "origin_jti": uuid(), "aud": client,
+              "event_id": uuid(), "token_use": "id", "auth_time": T - 10, "exp": T + 3600, "iat": T, "jti": uuid(),
+              "email": "kim@example.com"}
+    profile = {"provider": "cognito", "issuers": [iss], "audiences": [client]}
+    suite = Suite("cognito", "cognito", profile, "generated/keysets/cognito_jwks.json", {"kid": kid, "alg": "RS256"}, "rsa_a", T)
+    add_common_cases(suite, claims)
+    access = {"sub": claims["sub"], "iss": iss, "client_id": client, "origin_jti": uuid(), "event_id": uuid(), "token_use": "access",
+              "scope": "aws.cognito.signin.user.admin", "auth_time": T - 10, "exp": T + 3600, "iat": T, "jti": uuid(), "username": "kim"}
+    suite.add("access-token", "the pool's access token (no \"aud\", token_use access) where the ID token belongs",
+              suite.token(access), "invalid_claim", claim="aud")
+    suite.add("token-use-access", "token_use \"access\" with the client as audience", suite.token(dict(claims, token_use="access")),
+              "invalid_claim", claim="token_use")
+    suite.add("token-use-missing", "no \"token_use\"", suite.token({k: v for k, v in claims.items() if k != "token_use"}),
+              "invalid_claim", claim="token_use")
+    suite.add("token-use-number", "\"token_use\" is a number", suite.token(dict(claims, token_use=1)), "invalid_claim", claim="token_use")
+    suite.add("other-pool", "a token of another user pool of the region",
+              suite.token(dict(claims, iss="https://cognito-idp." + region + ".amazonaws.com/" + region + "_" + rand_alnum(9))),
+              "wrong_issuer", claim="iss")
+    suite.add("other-region", "the pool's ID in another region's issuer",
+              suite.token(dict(claims, iss="https://cognito-idp.us-east-1.amazonaws.com/" + pool)), "wrong_issuer", claim="iss")
+    suite.add("aud-other-client", "another app client of the pool", suite.token(dict(claims, aud=rand_alnum(26).lower())),
+              "wrong_audience", claim="aud")
+    suite.add("aud-array", "\"aud\" as an array", suite.token(dict(claims, aud=[client])), "wrong_audience", claim="aud")
+    suite.add("iat-missing", "no \"iat\"", suite.token({k: v for k, v in claims.items() if k != "iat"}), "invalid_claim", claim="iat")
+    suite.add("groups-required", "a group required of the user", suite.token(dict(claims, **{"cognito:groups": ["admins", "staff"]})),
+              profile=dict(profile, required_claims={"cognito:groups": ["admins"]}))
+    suite.add("groups-required-missing", "a group required of a user in none", suite.token(claims), "invalid_claim",
+              profile=dict(profile, required_claims={"cognito:groups": ["admins"]}), claim="cognito:groups")
+    return suite
+
+
 # ---------------------------------------------------------------- output
 
 def write_json(path, obj):
@@ -840,11 +934,13 @@ def main():
         write_json(os.path.join(KEYSETS_DIR, name), content)
 
     suites = [firebase_suite(), firebase_suite(session=True), apple_suite(), facebook_suite(), oidc_suite(),
-              app_check_suite(), apple_notification_suite(), google_suite()]
+              app_check_suite(), apple_notification_suite(), google_suite(), github_actions_suite(), cognito_suite()]
     # Key sets of the later suites: their kids are drawn from the seeded generator as the suites are built.
     keysets = {
         "appcheck_jwks.json": {"keys": [jwk("rsa_b", "appcheck-other"), jwk("rsa_a", suites[5].header["kid"])]},
         "google_jwks.json": {"keys": [jwk("rsa_a", suites[7].header["kid"]), jwk("rsa_b", "0" * 40)]},
+        "github_actions_jwks.json": {"keys": [jwk("rsa_a", suites[8].header["kid"]), jwk("rsa_b", "1" * 32)]},
+        "cognito_jwks.json": {"keys": [jwk("rsa_b", "2" * 43 + "="), jwk("rsa_a", suites[9].header["kid"])]},
     }
     for name, content in keysets.items():
         write_json(os.path.join(KEYSETS_DIR, name), content)

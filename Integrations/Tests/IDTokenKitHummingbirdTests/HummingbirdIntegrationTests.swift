@@ -111,7 +111,7 @@ import Testing
 
     /// Every vector judged at its provider's base time through `IDTokens.verify`: the status, the challenge and
     /// the code of each refusal, a 200 for each valid token.
-    @Test(arguments: ["firebase", "apple", "facebook", "oidc", "firebase-session", "firebase-app-check", "apple-notification", "google"])
+    @Test(arguments: Provider.allCases.map(\.rawValue))
     func everyVectorGetsItsStatusChallengeAndCode(provider: String) async throws {
         let all = try Vectors.cases(provider)
         let base = all[0].at

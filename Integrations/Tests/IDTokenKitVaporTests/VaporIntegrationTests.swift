@@ -70,7 +70,7 @@ import Vapor
 
     /// Every vector judged at its provider's base time, through `req.idToken.verify(profile:nonce:)`: the status,
     /// the challenge and the code of each refusal, the subject of each valid token.
-    @Test(arguments: ["firebase", "apple", "facebook", "oidc", "firebase-session", "firebase-app-check", "apple-notification", "google"])
+    @Test(arguments: Provider.allCases.map(\.rawValue))
     func everyVectorGetsItsStatusChallengeAndCode(provider: String) async throws {
         let all = try Vectors.cases(provider)
         let base = all[0].at

@@ -24,4 +24,6 @@ package enum ClaimKey {
     package static let signInProvider = JSONKey("sign_in_provider")
     package static let tenant = JSONKey("tenant")
     package static let identities = JSONKey("identities")
+    /// Sign in with Apple's notifications: what tells one from an identity token of the same issuer.
+    package static let events = JSONKey("events")
 }

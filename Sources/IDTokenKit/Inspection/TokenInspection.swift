@@ -23,25 +23,20 @@ public struct TokenInspection: Sendable {
         case facebook
         /// A classic Facebook access token (`EAA…`): not a JWT, so nothing can verify it offline.
         case facebookAccessToken = "facebook-access-token"
+        /// A GitHub Actions OIDC token.
+        case githubActions = "github-actions"
+        /// An Amazon Cognito user pool token.
+        case cognito
         /// An ID token of another OpenID Connect issuer.
         case oidc
         /// Not a token this tool knows how to read.
         case unknown
 
+        /// The kind of `provider`'s tokens: the same name.
+        public init(_ provider: Provider) { self.init(rawValue: provider.rawValue)! }
+
         /// The profile that verifies this kind; nil for the kinds no profile verifies.
-        public var provider: Provider? {
-            switch self {
-            case .firebase: return .firebase
-            case .firebaseSession: return .firebaseSessionCookie
-            case .firebaseAppCheck: return .firebaseAppCheck
-            case .google: return .google
-            case .apple: return .apple
-            case .appleNotification: return .appleNotification
-            case .facebook: return .facebook
-            case .oidc: return .oidc
-            case .firebaseCustom, .facebookAccessToken, .unknown: return nil
-            }
-        }
+        public var provider: Provider? { Provider(rawValue: rawValue) }
 
         /// What a person calls it.
         public var name: String {
@@ -145,15 +140,14 @@ public struct TokenInspection: Sendable {
     /// The Firebase Auth API a custom token is addressed to.
     static let customTokenAudience = "https://identitytoolkit.googleapis.com/google.identity.identitytoolkit.v1.IdentityToolkit"
 
+    /// The kind a token's issuer and claims say it is: a Firebase custom token (by its audience), else the first
+    /// provider whose definition recognises it, else any OpenID Connect issuer's.
     static func kind(issuer: String?, audience: [String], claims: Claims) -> Kind {
         guard let issuer else { return .unknown }
-        if issuer.hasPrefix("https://securetoken.google.com/") { return .firebase }
-        if issuer.hasPrefix("https://session.firebase.google.com/") { return .firebaseSession }
         if audience.contains(customTokenAudience) { return .firebaseCustom }
-        if issuer.hasPrefix(Profile.appCheckIssuerPrefix) { return .firebaseAppCheck }
-        if Profile.googleIssuers.contains(issuer) { return .google }
-        if issuer == Profile.appleIssuer { return claims.contains("events") ? .appleNotification : .apple }
-        if issuer == Profile.facebookIssuer || issuer == "https://limited.facebook.com" { return .facebook }
+        for definition in ProviderDefinition.all where definition.provider != .oidc && definition.isItsToken(issuer: issuer, claims: claims) {
+            return Kind(definition.provider)
+        }
         return .oidc
     }
 
@@ -167,38 +161,14 @@ public struct TokenInspection: Sendable {
         switch kind {
         case .firebaseCustom:
             return "a custom token is what a backend signs with its service account for signInWithCustomToken; the client exchanges it for a Firebase ID token (getIdToken), and that ID token is what a backend verifies"
-        case .appleNotification:
-            return "Apple posts this to the app's server-to-server notification endpoint as {\"payload\": \"<JWT>\"}"
-        case .firebaseAppCheck:
-            return "apps send this beside the ID token, in X-Firebase-AppCheck; it says which app called, not which user"
         default:
-            return nil
+            return kind.provider?.definition.note
         }
     }
 
     static func options(for kind: Kind, issuer: String?, audience: [String], claims: Claims) -> [String] {
         guard let provider = kind.provider else { return [] }
-        var options = ["--provider", provider.rawValue]
-        switch kind {
-        case .firebase, .firebaseSession:
-            if let project = audience.first { options += ["--project-id", project] }
-        case .firebaseAppCheck:
-            if let issuer { options += ["--project-number", String(issuer.dropFirst(Profile.appCheckIssuerPrefix.count))] }
-            if let app = claims.subject { options += ["--app-id", app] }
-        case .google:
-            if let client = audience.first { options += ["--audience", client] }
-            if let azp = claims.string("azp"), !audience.contains(azp) { options += ["--audience", azp] }
-        case .facebook:
-            if let app = audience.first { options += ["--audience", app] }
-            if let issuer, issuer != Profile.facebookIssuer { options += ["--issuer", issuer] }
-        case .oidc:
-            if let issuer { options += ["--issuer", issuer] }
-            if let client = audience.first { options += ["--audience", client] }
-            options += ["--jwks-url", "JWKS_URL"]
-        default:
-            if let client = audience.first { options += ["--audience", client] }
-        }
-        return options
+        return ["--provider", provider.rawValue] + provider.definition.suggests(issuer ?? "", audience, claims)
     }
 
     /// What to tell a user who meant to verify a token of `kind` as `expected`.

@@ -40,3 +40,27 @@ extension Profile {
             requiredType: "JWT")
     }
 }
+
+extension ProviderDefinition {
+    static let firebaseAppCheck = ProviderDefinition(
+        .firebaseAppCheck, tokenName: "Firebase App Check token",
+        summary: "Firebase App Check tokens (the `X-Firebase-AppCheck` header): which app called",
+        needs: [(.projectNumber, "the Firebase project number, digits only (--project-number, \"projectNumber\"; the Firebase console's project settings show it)")],
+        takes: [.projectID, .appIDs],
+        refusals: [.audiences: "an App Check token's audience is its project: give the project number (--project-number, \"projectNumber\"), not an audience"],
+        note: "apps send this beside the ID token, in X-Firebase-AppCheck; it says which app called, not which user",
+        make: { options, _ throws(ConfigurationError) in
+            let number = options.projectNumber!
+            guard !number.isEmpty, number.utf8.allSatisfy({ (48...57).contains($0) }) else {
+                throw ConfigurationError("a firebase-app-check profile needs the Firebase project number, digits only (--project-number, \"projectNumber\"; the Firebase console's project settings show it)")
+            }
+            if let projectID = options.projectID, projectID.isEmpty {
+                throw ConfigurationError("the project ID (--project-id, \"projectId\") must not be empty")
+            }
+            return .firebaseAppCheck(projectNumber: number, projectID: options.projectID, appIDs: options.appIDs)
+        },
+        recognizes: { issuer, _ in issuer.hasPrefix(Profile.appCheckIssuerPrefix) },
+        suggests: { issuer, _, claims in
+            ["--project-number", String(issuer.dropFirst(Profile.appCheckIssuerPrefix.count))] + (claims.subject.map { ["--app-id", $0] } ?? [])
+        })
+}

@@ -27,3 +27,15 @@ extension Profile {
             issuerHint: "Only notifications signed by Sign in with Apple are accepted")
     }
 }
+
+extension ProviderDefinition {
+    static let appleNotification = ProviderDefinition(
+        .appleNotification, tokenName: "Sign in with Apple server notification",
+        summary: "Sign in with Apple server-to-server notifications (the `payload` Apple posts)",
+        needs: [audience("the bundle ID or Services ID")],
+        note: "Apple posts this to the app's server-to-server notification endpoint as {\"payload\": \"<JWT>\"}",
+        kindOfToken: { claims in claims.contains(ClaimKey.events) },
+        make: { options, _ in .appleNotification(clientIDs: options.audiences) },
+        recognizes: { issuer, _ in issuer == Profile.appleIssuer },
+        suggests: { _, audience, _ in audience.first.map { ["--audience", $0] } ?? [] })
+}

@@ -28,3 +28,13 @@ extension Profile {
     /// Sign in with Apple for one app.
     public static func apple(clientID: String) -> Profile { apple(clientIDs: [clientID]) }
 }
+
+extension ProviderDefinition {
+    static let apple = ProviderDefinition(
+        .apple, tokenName: "Sign in with Apple identity token", summary: "Sign in with Apple identity tokens",
+        needs: [audience("the bundle ID or Services ID")],
+        kindOfToken: { claims in !claims.contains(ClaimKey.events) },
+        make: { options, _ in .apple(clientIDs: options.audiences) },
+        recognizes: { issuer, _ in issuer == Profile.appleIssuer },
+        suggests: { _, audience, _ in audience.first.map { ["--audience", $0] } ?? [] })
+}

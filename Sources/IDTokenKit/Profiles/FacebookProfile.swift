@@ -30,3 +30,15 @@ extension Profile {
             issuerHint: "Only tokens issued by Facebook Limited Login are accepted (add other issuers explicitly if you need them)")
     }
 }
+
+extension ProviderDefinition {
+    static let facebook = ProviderDefinition(
+        .facebook, tokenName: "Facebook Limited Login token", summary: "Facebook Limited Login tokens",
+        needs: [audience("the Facebook App ID; several are accepted, e.g. a production and a test App ID")],
+        takes: [.issuers],
+        make: { options, _ in .facebook(appIDs: options.audiences, extraIssuers: options.issuers) },
+        recognizes: { issuer, _ in issuer == Profile.facebookIssuer || issuer == "https://limited.facebook.com" },
+        suggests: { issuer, audience, _ in
+            (audience.first.map { ["--audience", $0] } ?? []) + (issuer != Profile.facebookIssuer ? ["--issuer", issuer] : [])
+        })
+}

@@ -59,3 +59,29 @@ extension Profile {
                                        : " and is a session cookie (ID tokens have another issuer)"))
     }
 }
+
+extension ProviderDefinition {
+    static let firebase = firebase(.firebase, tokenName: "Firebase ID token", summary: "Firebase Authentication ID tokens (`getIdToken`)",
+                                   issuerPrefix: "https://securetoken.google.com/")
+    static let firebaseSessionCookie = firebase(.firebaseSessionCookie, tokenName: "Firebase session cookie",
+                                                summary: "Firebase session cookies (`createSessionCookie`)",
+                                                issuerPrefix: "https://session.firebase.google.com/")
+
+    private static func firebase(_ provider: Provider, tokenName: String, summary: String, issuerPrefix: String) -> ProviderDefinition {
+        ProviderDefinition(
+            provider, tokenName: tokenName, summary: summary,
+            needs: [(.projectID, "the Firebase project ID (--project-id, \"projectId\")")],
+            takes: [.tenant, .allowedSignInProviders],
+            refusals: [.audiences: "a Firebase token's audience is its project: give the project ID (--project-id, \"projectId\"), not an audience"],
+            takesRevocation: true,
+            make: { options, revocation throws(ConfigurationError) in
+                let allowed = options.allowedSignInProviders.isEmpty ? nil : options.allowedSignInProviders
+                return provider == .firebase
+                    ? .firebase(projectID: options.projectID!, tenant: options.tenant, allowedSignInProviders: allowed, revocation: revocation)
+                    : .firebaseSessionCookie(projectID: options.projectID!, tenant: options.tenant, allowedSignInProviders: allowed,
+                                             revocation: revocation)
+            },
+            recognizes: { issuer, _ in issuer.hasPrefix(issuerPrefix) },
+            suggests: { _, audience, _ in audience.first.map { ["--project-id", $0] } ?? [] })
+    }
+}

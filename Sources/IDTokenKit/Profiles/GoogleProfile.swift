@@ -33,3 +33,17 @@ extension Profile {
             issuerHint: "Only tokens issued by Google Sign-In are accepted; a Firebase ID token has its own profile (firebase)")
     }
 }
+
+extension ProviderDefinition {
+    static let google = ProviderDefinition(
+        .google, tokenName: "Google ID token", summary: "Google Sign-In ID tokens",
+        needs: [audience("the client ID")],
+        takes: [.hostedDomains],
+        make: { options, _ in .google(clientIDs: options.audiences, hostedDomains: options.hostedDomains) },
+        recognizes: { issuer, _ in Profile.googleIssuers.contains(issuer) },
+        suggests: { _, audience, claims in
+            var options = audience.first.map { ["--audience", $0] } ?? []
+            if let azp = claims.string("azp"), !audience.contains(azp) { options += ["--audience", azp] }
+            return options
+        })
+}

@@ -22,3 +22,13 @@ extension Profile {
             issuerHint: "Add the issuer to the accepted issuers if it is one you trust")
     }
 }
+
+extension ProviderDefinition {
+    /// Any issuer: ``TokenInspection`` names a token `oidc` when no other provider recognises it.
+    static let oidc = ProviderDefinition(
+        .oidc, tokenName: "ID token", summary: "ID tokens of any OpenID Connect issuer",
+        needs: [audience("the client ID"), (.issuers, "an issuer (--issuer, \"issuers\")")],
+        make: { options, _ in .oidc(issuers: options.issuers, audiences: options.audiences) },
+        recognizes: { _, _ in true },
+        suggests: { issuer, audience, _ in ["--issuer", issuer] + (audience.first.map { ["--audience", $0] } ?? []) + ["--jwks-url", "JWKS_URL"] })
+}

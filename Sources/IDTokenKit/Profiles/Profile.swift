@@ -8,7 +8,10 @@
 /// needed. The token never chooses anything here: the algorithm, issuer and keys all come from the profile.
 public struct Profile: Sendable {
     /// Whose rules these are: which claims the provider's tokens carry and how ``VerifiedToken`` reads them.
-    public var provider: Provider
+    public var provider: Provider { didSet { tokenName = provider.tokenName } }
+    /// What the provider's tokens are called in messages (``ProviderDefinition/tokenName``), kept beside it for the
+    /// verification path.
+    public private(set) var tokenName: String
     /// `iss` must equal one of these.
     public var issuer: IssuerRule
     /// The algorithms a token may be signed with. `none` and HMAC cannot be named at all.
@@ -45,6 +48,7 @@ public struct Profile: Sendable {
                 keysURL: String?, leeway: Leeway = .default, limits: JWSLimits = .default,
                 audienceHint: String = "", issuerHint: String = "", requiredType: String? = nil) {
         self.provider = provider
+        self.tokenName = provider.tokenName
         self.issuer = IssuerRule(issuers)
         self.algorithms = algorithms
         self.audience = audience
@@ -90,7 +94,6 @@ public struct Profile: Sendable {
         func run(_ check: () throws(TokenError) -> Void) {
             do { try check() } catch { found.append(error) }
         }
-        let tokenName = provider.tokenName
         if let name = header["alg"]?.string {
             if JWSAlgorithm(rawValue: name).map({ !algorithms.contains($0) }) ?? true {
                 found.append(TokenError(.algorithmNotAllowed, claim: "alg",

@@ -81,8 +81,7 @@ extension Profile {
         /// The provider names, for messages.
         public static let providerNames = Provider.allCases.map(\.rawValue).joined(separator: ", ")
 
-        /// Reads a provider name (`firebase`, `firebase-session`, `apple`, `facebook`, `oidc`, `firebase-app-check`,
-        /// `apple-notification`, `google`).
+        /// Reads a provider name (``Provider``'s raw values).
         public static func provider(named name: String) throws(ConfigurationError) -> Provider {
             guard let provider = Provider(rawValue: name) else {
                 throw ConfigurationError("unknown provider \"\(name)\" (\(providerNames))")
@@ -128,8 +127,8 @@ extension Profile {
         }
     }
 
-    /// The profile `options` describe, checked once: the members that do not apply to the provider, the ones it
-    /// needs, algorithm names and the leeway. Messages name each option as the command line spells it and as an
+    /// The profile `options` describe, checked once: the members that do not apply to the provider and the ones it
+    /// needs (its ``ProviderDefinition``), the required claims, algorithm names and the leeway. Messages name each option as the command line spells it and as an
     /// audit configuration file does (`--project-id`, `"projectId"`).
     ///
     /// - Parameters:
@@ -137,55 +136,7 @@ extension Profile {
     ///   - revocation: per-user revocation times for Firebase tokens (a lookup, not an option).
     /// - Throws: ``ConfigurationError`` naming what is wrong.
     public init(options: Options, revocation: (any RevocationTimes)? = nil) throws(ConfigurationError) {
-        let provider = options.provider
-        let name = provider.rawValue
-        let firebase = provider == .firebase || provider == .firebaseSessionCookie
-        let appCheck = provider == .firebaseAppCheck
-        if firebase {
-            guard let projectID = options.projectID, !projectID.isEmpty else {
-                throw ConfigurationError("a \(name) profile needs the Firebase project ID (--project-id, \"projectId\")")
-            }
-            guard options.audiences.isEmpty else {
-                throw ConfigurationError("a Firebase token's audience is its project: give the project ID (--project-id, \"projectId\"), not an audience")
-            }
-        } else if appCheck {
-            guard let number = options.projectNumber, !number.isEmpty, number.utf8.allSatisfy({ (48...57).contains($0) }) else {
-                throw ConfigurationError("a firebase-app-check profile needs the Firebase project number, digits only (--project-number, \"projectNumber\"; the Firebase console's project settings show it)")
-            }
-            guard options.audiences.isEmpty else {
-                throw ConfigurationError("an App Check token's audience is its project: give the project number (--project-number, \"projectNumber\"), not an audience")
-            }
-            if let projectID = options.projectID, projectID.isEmpty {
-                throw ConfigurationError("the project ID (--project-id, \"projectId\") must not be empty")
-            }
-        } else {
-            guard options.projectID == nil else {
-                throw ConfigurationError("the project ID (--project-id, \"projectId\") applies to Firebase tokens and App Check tokens only")
-            }
-            guard !options.audiences.isEmpty else {
-                let what = provider == .apple || provider == .appleNotification ? "the bundle ID or Services ID"
-                    : provider == .facebook ? "the Facebook App ID; several are accepted, e.g. a production and a test App ID"
-                    : "the client ID"
-                throw ConfigurationError("\(provider == .facebook || provider == .google ? "a" : "an") \(name) profile needs an audience (--audience, \"audiences\"): \(what)")
-            }
-        }
-        if !firebase {
-            guard options.tenant == nil, options.allowedSignInProviders.isEmpty else {
-                throw ConfigurationError("the tenant and the allowed sign-in providers (--tenant, --allow-sign-in-provider, \"tenant\", \"allowedSignInProviders\") apply to Firebase tokens only")
-            }
-        }
-        if !appCheck && (options.projectNumber != nil || !options.appIDs.isEmpty) {
-            throw ConfigurationError("the project number and app IDs (--project-number, --app-id, \"projectNumber\", \"appId\") apply to firebase-app-check only")
-        }
-        if provider != .google && !options.hostedDomains.isEmpty {
-            throw ConfigurationError("hosted domains (--hosted-domain, \"hostedDomains\") apply to google only")
-        }
-        if provider != .facebook && provider != .oidc && !options.issuers.isEmpty {
-            throw ConfigurationError("the \(name) issuer is fixed; issuers (--issuer, \"issuers\") apply to facebook (extra issuers) and oidc")
-        }
-        if provider == .oidc && options.issuers.isEmpty {
-            throw ConfigurationError("an oidc profile needs an issuer (--issuer, \"issuers\")")
-        }
+        self = try options.provider.definition.profile(options, revocation: revocation)
         for claim in options.requiredClaims {
             guard !claim.name.isEmpty else { throw ConfigurationError("a required claim (--require-claim, \"claims\") needs a name: NAME=VALUE") }
             if let owner = Options.claimsWithTheirOwnOptions[claim.name] {
@@ -197,31 +148,6 @@ extension Profile {
             guard options.requiredClaims.filter({ $0.name == claim.name }).count == 1 else {
                 throw ConfigurationError("the claim \"\(claim.name)\" is required twice; list its accepted values once")
             }
-        }
-        if revocation != nil && !firebase {
-            throw ConfigurationError("revocation times apply to Firebase tokens only")
-        }
-
-        let allowed = options.allowedSignInProviders.isEmpty ? nil : options.allowedSignInProviders
-        switch provider {
-        case .firebase:
-            self = .firebase(projectID: options.projectID!, tenant: options.tenant, allowedSignInProviders: allowed,
-                             revocation: revocation)
-        case .firebaseSessionCookie:
-            self = .firebaseSessionCookie(projectID: options.projectID!, tenant: options.tenant,
-                                          allowedSignInProviders: allowed, revocation: revocation)
-        case .apple:
-            self = .apple(clientIDs: options.audiences)
-        case .facebook:
-            self = .facebook(appIDs: options.audiences, extraIssuers: options.issuers)
-        case .oidc:
-            self = .oidc(issuers: options.issuers, audiences: options.audiences)
-        case .firebaseAppCheck:
-            self = .firebaseAppCheck(projectNumber: options.projectNumber!, projectID: options.projectID, appIDs: options.appIDs)
-        case .appleNotification:
-            self = .appleNotification(clientIDs: options.audiences)
-        case .google:
-            self = .google(clientIDs: options.audiences, hostedDomains: options.hostedDomains)
         }
         if !options.algorithms.isEmpty { algorithms = try Options.algorithms(named: options.algorithms) }
         if let jwksURL = options.jwksURL { keysURL = jwksURL }

@@ -1,4 +1,5 @@
-/// The issuers IDTokenKit has a profile for. The raw value is the name used on the command line and in JSON.
+/// The issuers IDTokenKit has a profile for. The raw value is the name used on the command line and in JSON; each
+/// provider's options, profile and recognition are its ``definition`` (``ProviderDefinition``).
 public enum Provider: String, Sendable, CaseIterable, Codable {
     /// Firebase Authentication ID tokens (`https://securetoken.google.com/<projectID>`).
     case firebase
@@ -18,18 +19,8 @@ public enum Provider: String, Sendable, CaseIterable, Codable {
     case appleNotification = "apple-notification"
     /// Google Sign-In ID tokens (`https://accounts.google.com`).
     case google
-
-    /// What a person calls this kind of token, for messages.
-    public var tokenName: String {
-        switch self {
-        case .firebase: return "Firebase ID token"
-        case .firebaseSessionCookie: return "Firebase session cookie"
-        case .apple: return "Sign in with Apple identity token"
-        case .facebook: return "Facebook Limited Login token"
-        case .oidc: return "ID token"
-        case .firebaseAppCheck: return "Firebase App Check token"
-        case .appleNotification: return "Sign in with Apple server notification"
-        case .google: return "Google ID token"
-        }
-    }
+    /// GitHub Actions OIDC tokens (`https://token.actions.githubusercontent.com`): a workflow run's identity.
+    case githubActions = "github-actions"
+    /// Amazon Cognito user pool ID tokens (`https://cognito-idp.REGION.amazonaws.com/POOL_ID`).
+    case cognito
 }

@@ -38,23 +38,23 @@ public struct AudienceRule: Sendable, Equatable {
         if !requiresArray, claims.string(ClaimKey.aud, isOneOf: accepted) == true { return }
         guard let aud = claims[ClaimKey.aud] else {
             throw TokenError(.invalidClaim, claim: "aud",
-                             "the \(profile.provider.tokenName) has no \"aud\" (audience) claim. \(profile.audienceHint)")
+                             "the \(profile.tokenName) has no \"aud\" (audience) claim. \(profile.audienceHint)")
         }
         switch aud.kind {
         case .string:
             guard !requiresArray else {
                 throw TokenError(.wrongAudience, claim: "aud",
-                                 "the \(profile.provider.tokenName) has a string as its \"aud\" (audience) claim, but this provider issues an array. \(profile.audienceHint)")
+                                 "the \(profile.tokenName) has a string as its \"aud\" (audience) claim, but this provider issues an array. \(profile.audienceHint)")
             }
             guard matches(aud) else {
                 let accepted = self.accepted
                 throw TokenError(.wrongAudience, claim: "aud",
-                                 "the \(profile.provider.tokenName) has incorrect \"aud\" (audience) claim: expected \(AudienceRule.list(accepted)) but got \(Quoted.value(aud)). \(profile.audienceHint)")
+                                 "the \(profile.tokenName) has incorrect \"aud\" (audience) claim: expected \(AudienceRule.list(accepted)) but got \(Quoted.value(aud)). \(profile.audienceHint)")
             }
         case .array:
             guard allowsArray else {
                 throw TokenError(.wrongAudience, claim: "aud",
-                                 "the \(profile.provider.tokenName) has an array as its \"aud\" (audience) claim, but this provider issues a single string. \(profile.audienceHint)")
+                                 "the \(profile.tokenName) has an array as its \"aud\" (audience) claim, but this provider issues a single string. \(profile.audienceHint)")
             }
             let elements = aud.array ?? []
             for element in elements where element.kind != .string {
@@ -63,7 +63,7 @@ public struct AudienceRule: Sendable, Equatable {
             guard elements.contains(where: matches) else {
                 let accepted = self.accepted
                 throw TokenError(.wrongAudience, claim: "aud",
-                                 "the \(profile.provider.tokenName) has incorrect \"aud\" (audience) claim: expected \(AudienceRule.list(accepted)) but got \(Quoted.value(aud)). \(profile.audienceHint)")
+                                 "the \(profile.tokenName) has incorrect \"aud\" (audience) claim: expected \(AudienceRule.list(accepted)) but got \(Quoted.value(aud)). \(profile.audienceHint)")
             }
         default:
             throw TokenError(.invalidClaim, claim: "aud", "the \"aud\" (audience) claim must be a string, not a \(aud.kind)")

@@ -10,7 +10,7 @@ public struct IssuerRule: Sendable, Equatable {
         // The usual case, an accepted issuer, is answered in place; the rest reads the claim again to explain.
         if claims.string(ClaimKey.iss, isOneOf: accepted) == true { return }
         guard let iss = claims[ClaimKey.iss] else {
-            throw TokenError(.invalidClaim, claim: "iss", "the \(profile.provider.tokenName) has no \"iss\" (issuer) claim")
+            throw TokenError(.invalidClaim, claim: "iss", "the \(profile.tokenName) has no \"iss\" (issuer) claim")
         }
         guard iss.kind == .string else {
             throw TokenError(.invalidClaim, claim: "iss", "the \"iss\" (issuer) claim must be a string, not a \(iss.kind)")
@@ -18,6 +18,6 @@ public struct IssuerRule: Sendable, Equatable {
         for issuer in accepted where iss.stringEquals(issuer) { return }
         let accepted = self.accepted
         throw TokenError(.wrongIssuer, claim: "iss",
-                         "the \(profile.provider.tokenName) has incorrect \"iss\" (issuer) claim: expected \(AudienceRule.list(accepted)) but got \(Quoted.value(iss)). \(profile.issuerHint)")
+                         "the \(profile.tokenName) has incorrect \"iss\" (issuer) claim: expected \(AudienceRule.list(accepted)) but got \(Quoted.value(iss)). \(profile.issuerHint)")
     }
 }

@@ -352,7 +352,7 @@ public struct IDTokenVerifier: Sendable {
     /// claim rules, then the nonce. Returns the token and its time window.
     private func check(_ claims: JSONObject, _ jws: CompactJWS, key: PublicKey, now: Double,
                        nonce: Nonce?, window: inout TimeWindow?) throws(TokenError) -> VerifiedToken {
-        let tokenName = profile.provider.tokenName
+        let tokenName = profile.tokenName
         try profile.checkType(jws.header.object)
         // Audience before issuer, as the Firebase Admin SDK does: a token from another project then reads as the
         // wrong audience, with the advice that goes with it.
@@ -376,6 +376,6 @@ public struct IDTokenVerifier: Sendable {
                     exp: window?.exp ?? verified.claims.expiresAt ?? 0, leeway: leeway)
     }
     private func replayed(_ entry: ReplayEntry) -> TokenError {
-        TokenError(.replayed, "this \(profile.provider.tokenName) was already presented (it is in the replay cache until \(UnixTime.iso8601(Double(entry.expiresAt)))); each token is accepted once. The client must get a new one")
+        TokenError(.replayed, "this \(profile.tokenName) was already presented (it is in the replay cache until \(UnixTime.iso8601(Double(entry.expiresAt)))); each token is accepted once. The client must get a new one")
     }
 }

@@ -52,19 +52,24 @@ public struct MultiProfileVerifier: Sendable {
         let nonceMode: Nonce.Mode?
         /// The members as a token's way uses them.
         let routes: [Route]
-        let byIssuer: [String: Int]
+        /// Each issuer's members: one, or several of different kinds (``ProviderDefinition/kindOfToken``).
+        let byIssuer: [String: [Int]]
         /// The issuers' UTF-8 bytes and their members: a token's `iss` is matched in place, without a `String`.
         let issuers: [IssuerEntry]
         let byName: [String: Int]
         /// The largest of the profiles' limits: the split that routing reads the issuer from.
         let routingLimits: JWSLimits
 
-        init(members: [Member], nonceMode: Nonce.Mode?, byIssuer: [String: Int], byName: [String: Int], routingLimits: JWSLimits) {
+        init(members: [Member], nonceMode: Nonce.Mode?, byIssuer: [String: [Int]], byName: [String: Int], routingLimits: JWSLimits) {
             self.members = members
             self.nonceMode = nonceMode
             self.routes = members.map(Route.init)
             self.byIssuer = byIssuer
-            self.issuers = byIssuer.map { IssuerEntry(bytes: Array($0.key.utf8), member: $0.value) }
+            self.issuers = byIssuer.map { issuer, indexes in
+                // Members that share an issuer have each a kind of token (checked when the verifier was built).
+                IssuerEntry(bytes: Array(issuer.utf8), member: indexes[0],
+                            shared: indexes.count == 1 ? [] : indexes.map { ($0, members[$0].verifier.profile.provider.definition.kindOfToken!) })
+            }
             self.byName = byName
             self.routingLimits = routingLimits
         }
@@ -72,11 +77,14 @@ public struct MultiProfileVerifier: Sendable {
 
     private struct IssuerEntry: Sendable {
         let bytes: [UInt8]
+        /// The issuer's member, or the first of those that share it.
         let member: Int
+        /// When several members share the issuer: each, with what tells its tokens apart; empty otherwise.
+        let shared: [(member: Int, isItsKind: @Sendable (JSONObject) -> Bool)]
     }
 
     private var routes: [Route] { storage.routes }
-    private var byIssuer: [String: Int] { storage.byIssuer }
+    private var byIssuer: [String: [Int]] { storage.byIssuer }
     private var byName: [String: Int] { storage.byName }
     private var routingLimits: JWSLimits { storage.routingLimits }
 
@@ -84,20 +92,26 @@ public struct MultiProfileVerifier: Sendable {
     /// - Parameters:
     ///   - members: the profiles with their names and verifiers; each issuer may belong to one of them.
     ///   - nonceMode: compare a nonce without a mode of its own this way; nil: as each profile says.
-    /// - Throws: ``ConfigurationError`` when there is no member, two share a name, or two accept the same issuer.
+    /// - Throws: ``ConfigurationError`` when there is no member, two share a name, or two accept the same issuer
+    ///   and nothing in a token says which of them it is for (``ProviderDefinition/kindOfToken``: `apple` and
+    ///   `apple-notification` share Apple's issuer, and a notification carries `events`).
     public init(_ members: [Member], nonceMode: Nonce.Mode? = nil) throws(ConfigurationError) {
         guard !members.isEmpty else { throw ConfigurationError("a verifier needs at least one profile") }
-        var byIssuer: [String: Int] = [:]
+        var byIssuer: [String: [Int]] = [:]
         var byName: [String: Int] = [:]
         for (index, member) in members.enumerated() {
             if byName.updateValue(index, forKey: member.name) != nil {
                 throw ConfigurationError("two profiles are named \"\(member.name)\"; give each a distinct name")
             }
+            let provider = member.verifier.profile.provider
             for issuer in member.verifier.profile.issuers {
-                if let other = byIssuer[issuer] {
-                    throw ConfigurationError("profiles \"\(members[other].name)\" and \"\(member.name)\" both accept the issuer \(issuer); each issuer may have one profile")
+                for other in byIssuer[issuer] ?? [] {
+                    let otherProvider = members[other].verifier.profile.provider
+                    guard provider != otherProvider, provider.definition.kindOfToken != nil, otherProvider.definition.kindOfToken != nil else {
+                        throw ConfigurationError("profiles \"\(members[other].name)\" and \"\(member.name)\" both accept the issuer \(issuer), and nothing in a token says which of them it is for; each issuer may have one profile of each kind of token (apple and apple-notification share Apple's)")
+                    }
                 }
-                byIssuer[issuer] = index
+                byIssuer[issuer, default: []].append(index)
             }
         }
         storage = Storage(members: members, nonceMode: nonceMode, byIssuer: byIssuer, byName: byName,
@@ -124,7 +138,7 @@ public struct MultiProfileVerifier: Sendable {
     public init(_ verifier: IDTokenVerifier, name: String? = nil) {
         let member = Member(name: name, verifier: verifier)
         storage = Storage(members: [member], nonceMode: nil,
-                          byIssuer: Dictionary(verifier.profile.issuers.map { ($0, 0) }, uniquingKeysWith: { first, _ in first }),
+                          byIssuer: Dictionary(verifier.profile.issuers.map { ($0, [0]) }, uniquingKeysWith: { first, _ in first }),
                           byName: [member.name: 0], routingLimits: verifier.profile.limits)
     }
 
@@ -150,13 +164,21 @@ public struct MultiProfileVerifier: Sendable {
         try self.init(members)
     }
 
-    /// The member whose issuers include `issuer` (the `iss` claim's unescaped UTF-8 bytes).
-    private func member(issuedBy issuer: UnsafeBufferPointer<UInt8>) -> Int? {
+    /// The entry of the issuer `issuer` (the `iss` claim's unescaped UTF-8 bytes).
+    private func entry(issuedBy issuer: UnsafeBufferPointer<UInt8>) -> Int? {
         let actual = UnsafeRawBufferPointer(issuer)
-        for entry in storage.issuers where entry.bytes.count == actual.count {
-            if entry.bytes.withUnsafeBytes({ ByteSearch.equal($0, actual) }) { return entry.member }
+        for (index, entry) in storage.issuers.enumerated() where entry.bytes.count == actual.count {
+            if entry.bytes.withUnsafeBytes({ ByteSearch.equal($0, actual) }) { return index }
         }
         return nil
+    }
+
+    /// The member for a token with `claims` from the issuer of `entry`: its member, or, where members share the
+    /// issuer, the one whose kind of token it is.
+    private func member(of entry: Int, claims: JSONObject) -> Int {
+        let entry = storage.issuers[entry]
+        guard !entry.shared.isEmpty else { return entry.member }
+        return entry.shared.first { $0.isItsKind(claims) }?.member ?? entry.member
     }
 
     /// The member named `name`.
@@ -308,8 +330,8 @@ public struct MultiProfileVerifier: Sendable {
             chosen = routes.count == 1 ? 0 : nil
         }
         let nonce = given.map { $0.mode == nil ? Nonce($0.value, mode: nonceMode) : $0 }
-        // A token a profile verified before is answered from that profile's cache before anything is split; issuers
-        // are unique across profiles, so routing would have chosen the profile that holds it.
+        // A token a profile verified before is answered from that profile's cache before anything is split; an issuer
+        // and a kind of token belong to one profile, so routing would have chosen the profile that holds it.
         if let chosen {
             let route = routes[chosen]
             if let hit = route.cachedToken(token, now: now, nonce: nonce) { return .decided(.done(route.accepted(hit))) }
@@ -330,7 +352,7 @@ public struct MultiProfileVerifier: Sendable {
         } catch {
             return .decided(.done(unsplit(error, token, limits: routingLimits, leeway: 0, profile: nil)))
         }
-        guard let index = claims.withString(ClaimKey.iss, member(issuedBy:)) ?? nil else {
+        guard let index = (claims.withString(ClaimKey.iss, entry(issuedBy:)) ?? nil).map({ member(of: $0, claims: claims) }) else {
             let shown = claims["iss"].map { $0.string.map { "\"\(String($0.prefix(200)))\"" } ?? "a \($0.kind)" } ?? "no issuer"
             let known = byIssuer.keys.sorted().joined(separator: ", ")
             return .decided(.done(ProfileVerification(error: TokenError(.wrongIssuer, claim: "iss", "no profile accepts tokens from \(shown) (configured issuers: \(known))"),

@@ -93,7 +93,7 @@ public final class VerifiedTokenCache: @unchecked Sendable {
         self.hash = TokenHash(seed: UInt64.random(in: .min ... .max))
         self.collideForTesting = configuration.collidesForTesting
         self.leeway = Double(profile.leeway.seconds)
-        self.tokenName = profile.provider.tokenName
+        self.tokenName = profile.tokenName
         self.rechecked = profile.rules.filter { !$0.dependsOnlyOnClaims }
         shards = UnsafeMutableRawPointer.allocate(byteCount: shardCount * Self.shardStride, alignment: 128)
         for index in 0..<shardCount {

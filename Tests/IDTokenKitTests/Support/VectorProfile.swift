@@ -6,6 +6,7 @@ enum VectorProfile {
     static func make(_ json: JSONTree) throws -> Profile {
         guard let provider = json["provider"]?.string else { throw VectorError("profile without provider") }
         var profile: Profile
+        let requiredClaims = (json["required_claims"]?.objectMembers ?? []).map { (key: $0.key, value: $0.value.array?.compactMap(\.string) ?? []) }
         switch provider {
         case "firebase", "firebase-session":
             let project = json["project_id"]?.string ?? ""
@@ -38,13 +39,19 @@ enum VectorProfile {
         case "google":
             profile = .google(clientIDs: json["client_ids"]?.array?.compactMap(\.string) ?? [],
                               hostedDomains: json["hosted_domains"]?.array?.compactMap(\.string) ?? [])
+        case "github-actions":
+            // The constructor takes the required claims, without which it accepts no profile.
+            profile = try .githubActions(audiences: json["audiences"]?.array?.compactMap(\.string) ?? [],
+                                         requiredClaims: requiredClaims.map { .init(name: $0.key, values: $0.value) })
+        case "cognito":
+            profile = .cognito(issuer: json["issuers"]?.array?.first?.string ?? "", clientIDs: json["audiences"]?.array?.compactMap(\.string) ?? [])
         default:
             throw VectorError("unknown provider \(provider)")
         }
         if let requireKid = json["require_kid"]?.bool { profile.requiresKeyID = requireKid }
         if let leeway = json["leeway"]?.int64 { profile.leeway = Leeway(seconds: Int(leeway)) }
-        for (name, values) in json["required_claims"]?.objectMembers ?? [] {
-            profile.rules.append(AllowedValuesRule(name, oneOf: values.array?.compactMap(\.string) ?? [], required: true, matching: .patterns))
+        for (name, values) in requiredClaims where provider != "github-actions" {
+            profile.rules.append(AllowedValuesRule(name, oneOf: values, required: true, matching: .patterns))
         }
         return profile
     }

@@ -1,0 +1,68 @@
+import Foundation
+import IDTokenConfiguration
+import IDTokenKit
+import TestSupport
+import Testing
+
+/// One configuration may hold profiles of two kinds of token from one issuer — Sign in with Apple's identity tokens
+/// (`apple`) and its server notifications (`apple-notification`, which carry `events`) — and each token goes to the
+/// profile of its kind, through `serve --config` and `audit --config` alike; profiles that nothing in a token tells
+/// apart are refused when the configuration is loaded.
+@Suite struct KindRoutingTests {
+    typealias Case = ProfileDoorsTests.Case
+
+    static let apple = ProfileDoorsTests.cases.filter { $0.options.provider == .apple }
+    static let notifications = ProfileDoorsTests.cases.filter { $0.options.provider == .appleNotification }
+
+    static func configuration(_ profiles: [String]) throws -> (path: String, file: ConfigurationFile) {
+        let path = NSTemporaryDirectory() + "kinds-\(UUID().uuidString).json"
+        try ("{\"profiles\": [" + profiles.joined(separator: ", ") + "]}").write(toFile: path, atomically: true, encoding: .utf8)
+        return (path, try ConfigurationFile.load(path: path))
+    }
+
+    static func profile(_ test: Case, name: String) -> String {
+        let audiences = test.options.audiences.map { "\"\($0)\"" }.joined(separator: ", ")
+        return "{\"name\": \"\(name)\", \"provider\": \"\(test.options.provider.rawValue)\", \"audiences\": [\(audiences)], \"keys\": \"\(test.keys)\"}"
+    }
+
+    @Test func appleIdentityTokensAndNotificationsShareAnIssuerAndEachFindsItsProfile() async throws {
+        let token = try #require(Self.apple.first { $0.id == "apple/valid" })
+        let notification = try #require(Self.notifications.first { $0.id == "apple-notification/valid" })
+        let (path, file) = try Self.configuration([Self.profile(notification, name: "notifications"), Self.profile(token, name: "sign-in")])
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let verifier = try file.verifier()
+        for (test, profile) in [(token, "sign-in"), (notification, "notifications")] {
+            let outcome = verifier.evaluate(test.token, at: test.at)
+            #expect(outcome.isValid && outcome.profile == profile, "\(test.id): \(outcome.profile ?? "none") \(outcome.error?.description ?? "")")
+            // idtoken serve --config: the same profile answers.
+            #expect(try await DoorsAgreeTests.serveVerdict(test, configuration: file) == "valid", "\(test.id)")
+        }
+        // idtoken audit --config: each record gets the profile of its kind. Both are valid only so: the other
+        // profile refuses each (an identity token has no "events", a notification no "sub" of its own).
+        let idtoken = try #require(BuiltTool.path("idtoken"))
+        let records = [token, notification].map { "{\"token\":\"\($0.token)\",\"at\":\($0.at)}" }.joined(separator: "\n") + "\n"
+        let audit = try await BuiltTool.run(idtoken, ["audit", "-", "--config", path], input: Array(records.utf8))
+        #expect(audit.status == 0, "\(audit.stderr)")
+        let lines = audit.stdout.split(separator: "\n").map { try? JSONTree.parse(String($0)) }
+        #expect(lines.count == 2 && lines.allSatisfy { $0?["valid"]?.bool == true }, "\(audit.stdout)")
+        for (test, other) in [(token, notification), (notification, token)] {
+            let (alonePath, alone) = try Self.configuration([Self.profile(other, name: "other")])
+            defer { try? FileManager.default.removeItem(atPath: alonePath) }
+            #expect(!(try alone.verifier()).evaluate(test.token, at: test.at).isValid, "\(test.id) passes the other kind's profile")
+        }
+    }
+
+    @Test func profilesThatNothingInATokenTellsApartAreRefused() throws {
+        let token = try #require(Self.apple.first { $0.id == "apple/valid" })
+        let oidc = "{\"name\": \"generic\", \"provider\": \"oidc\", \"issuers\": [\"https://appleid.apple.com\"], \"audiences\": [\"x\"], \"keys\": \"\(token.keys)\"}"
+        for pair in [[Self.profile(token, name: "one"), Self.profile(token, name: "two")], [Self.profile(token, name: "one"), oidc]] {
+            let (path, file) = try Self.configuration(pair)
+            defer { try? FileManager.default.removeItem(atPath: path) }
+            #expect {
+                _ = try file.verifier()
+            } throws: { error in
+                "\(error)".contains("both accept the issuer https://appleid.apple.com, and nothing in a token says which of them it is for")
+            }
+        }
+    }
+}
