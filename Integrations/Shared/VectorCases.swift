@@ -87,6 +87,9 @@ enum Vectors {
         case "github-actions":
             // The constructor takes the required claims, without which it accepts no profile.
             profile = try! .githubActions(audiences: p["audiences"] as! [String], requiredClaims: requiredClaims.map { .init(name: $0.key, values: $0.value) })
+        case "entra":
+            profile = try! .entra(clientIDs: p["audiences"] as! [String], tenants: p["tenants"] as? [String] ?? [],
+                                  anyTenant: p["any_tenant"] as? Bool ?? false, v1: p["entra_v1"] as? Bool ?? false)
         case "cognito":
             profile = .cognito(issuer: (p["issuers"] as! [String])[0], clientIDs: p["audiences"] as! [String])
         default:

@@ -21,7 +21,9 @@ import IDTokenKit
 ///
 /// Members of a profile map one to one onto ``Profile/Options`` (DESIGN §7), so a profile here is built, checked and
 /// refused exactly as the same options on `idtoken verify` or `idtoken audit` are: `provider` (required: a
-/// ``Provider`` name, `firebase` … `github-actions`, `cognito`), `projectId`, `tenant`, `allowedSignInProviders` (Firebase), `projectNumber` and `appId` (Firebase
+/// ``Provider`` name, `firebase` … `github-actions`, `cognito`, `entra`), `projectId`, `tenant` (Firebase's, or
+/// Entra's tenant IDs, a string or a list), `anyTenant` and `entraV1` (Entra, `true` or `false`),
+/// `allowedSignInProviders` (Firebase), `projectNumber` and `appId` (Firebase
 /// App Check: the project number, the accepted app IDs), `hostedDomains` (Google Workspace domains), `audiences`
 /// (Apple client IDs, Facebook App IDs — `appId` also works; an app's production and test App IDs may both be
 /// given —, Google and OIDC client IDs; a string or a list), `issuers` (OIDC; extra issuers for Facebook),
@@ -147,7 +149,8 @@ package struct ConfigurationFile: Sendable {
 
     /// The members of a profile that are ``Profile/Options``, and the file's own (`name`, `keys`).
     static let profileMembers = ["provider", "name", "projectId", "projectNumber", "tenant", "allowedSignInProviders", "audiences",
-                                 "appId", "hostedDomains", "issuers", "algorithms", "jwksUrl", "leeway", "nonceMode", "claims", "keys"]
+                                 "appId", "hostedDomains", "issuers", "algorithms", "jwksUrl", "leeway", "nonceMode", "claims", "anyTenant",
+                                 "entraV1", "keys"]
 
     /// The options a profile object holds, checked member by member; ``Profile/init(options:revocation:)`` checks
     /// how they fit together.
@@ -168,6 +171,11 @@ package struct ConfigurationFile: Sendable {
         try refuseUnknown(members.map(\.key), allowed: profileMembers, in: what)
 
         func strings(_ key: String) throws(ConfigurationError) -> [String]? { try Self.strings(item, key, in: what) }
+        func bool(_ key: String) throws(ConfigurationError) -> Bool {
+            guard let value = item[key] else { return false }
+            guard let flag = value.bool else { throw ConfigurationError("\(what): \"\(key)\" must be true or false") }
+            return flag
+        }
         func string(_ key: String) throws(ConfigurationError) -> String? {
             guard let value = item[key] else { return nil }
             guard let text = value.string else { throw ConfigurationError("\(what): \"\(key)\" must be a string") }
@@ -178,7 +186,9 @@ package struct ConfigurationFile: Sendable {
         options.projectID = try string("projectId")
         options.projectNumber = try string("projectNumber")
         options.hostedDomains = try strings("hostedDomains") ?? []
-        options.tenant = try string("tenant")
+        options.tenants = try strings("tenant") ?? []
+        options.anyTenant = try bool("anyTenant")
+        options.entraV1 = try bool("entraV1")
         options.allowedSignInProviders = try strings("allowedSignInProviders") ?? []
         options.audiences = try strings("audiences") ?? []
         if let appIDs = try strings("appId") {

@@ -85,10 +85,16 @@ struct AuditDistributionOptions: ParsableArguments {
             "audience=" + policy.audience.joined(separator: ","), "issuer=" + policy.issuer.joined(separator: ","),
             "jwksURL=" + (policy.jwksURL ?? ""), "algorithm=" + policy.algorithm.joined(separator: ","),
             "nonce=" + (policy.nonce ?? "") + "|" + (policy.nonceExact ?? ""), "leeway=\(policy.leeway.map(String.init) ?? "")",
-            "tenant=" + (policy.tenant ?? ""), "signInProviders=" + policy.allowSignInProvider.joined(separator: ","),
+            "tenant=" + policy.tenant.joined(separator: ","), "signInProviders=" + policy.allowSignInProvider.joined(separator: ","),
             "keys=" + command.keys.joined(separator: ","), "at=" + (command.at ?? ""), "replay=\(command.replay)",
             "store=" + (command.replayStore ?? ""), "shards=\(shardCount)", "maxLineBytes=\(command.maxLineBytes)",
         ]
-        return "run-" + SHA256.hexDigest(utf8: parts.joined(separator: "\n")).prefix(16)
+        // The options added since, each only when given, so that the runs that give none keep their ids.
+        let later: [(String, [String])] = [
+            ("projectNumber", policy.projectNumber.map { [$0] } ?? []), ("appID", policy.appID), ("hostedDomain", policy.hostedDomain),
+            ("requireClaim", policy.requireClaim), ("anyTenant", policy.anyTenant ? ["true"] : []), ("entraV1", policy.entraV1 ? ["true"] : []),
+        ]
+        let given: [String] = later.filter { !$0.1.isEmpty }.map { $0.0 + "=" + $0.1.joined(separator: ",") }
+        return "run-" + SHA256.hexDigest(utf8: (parts + given).joined(separator: "\n")).prefix(16)
     }
 }

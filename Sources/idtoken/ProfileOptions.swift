@@ -32,8 +32,14 @@ struct ProfileOptions: ParsableArguments {
     @Option(help: "Clock leeway in seconds, 0–300 (default 60).")
     var leeway: Int?
 
-    @Option(help: "Firebase tenant ID the token must belong to.")
-    var tenant: String?
+    @Option(help: "Firebase tenant ID the token must belong to (one), or an accepted Microsoft Entra tenant ID, the token's tid (entra; repeatable).")
+    var tenant: [String] = []
+
+    @Flag(name: .customLong("any-tenant"), help: "Accept tokens of every Microsoft Entra tenant (entra: a multi-tenant app open to any organisation), instead of --tenant.")
+    var anyTenant = false
+
+    @Flag(name: .customLong("entra-v1"), help: "Also accept Microsoft Entra v1.0 tokens, issued by https://sts.windows.net/<tenant ID>/ (entra).")
+    var entraV1 = false
 
     @Option(name: .customLong("project-number"), help: "Firebase project number (firebase-app-check): the issuer and audience of its App Check tokens.")
     var projectNumber: String?
@@ -67,7 +73,7 @@ struct ProfileOptions: ParsableArguments {
     /// Whether any option that shapes a profile was given (an audit with `--config` takes none).
     var shapesProfile: Bool {
         provider != nil || projectID != nil || !audience.isEmpty || !issuer.isEmpty || jwksURL != nil || !algorithm.isEmpty
-            || leeway != nil || tenant != nil || !allowSignInProvider.isEmpty || projectNumber != nil || !appID.isEmpty
+            || leeway != nil || !tenant.isEmpty || anyTenant || entraV1 || !allowSignInProvider.isEmpty || projectNumber != nil || !appID.isEmpty
             || !hostedDomain.isEmpty || !requireClaim.isEmpty
     }
 
@@ -78,9 +84,10 @@ struct ProfileOptions: ParsableArguments {
         }
         return Profile.Options(provider: try Profile.Options.provider(named: provider), projectID: projectID,
                                audiences: audience, issuers: issuer, algorithms: algorithm, jwksURL: jwksURL,
-                               leeway: leeway, tenant: tenant, allowedSignInProviders: allowSignInProvider,
+                               leeway: leeway, allowedSignInProviders: allowSignInProvider,
                                nonceMode: nonceMode, projectNumber: projectNumber, appIDs: appID,
-                               hostedDomains: hostedDomain, requiredClaims: try Profile.Options.requiredClaims(parsing: requireClaim))
+                               hostedDomains: hostedDomain, requiredClaims: try Profile.Options.requiredClaims(parsing: requireClaim),
+                               tenants: tenant, anyTenant: anyTenant, entraV1: entraV1)
     }
 
     /// The profile the options describe.

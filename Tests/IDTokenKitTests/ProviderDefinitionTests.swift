@@ -38,6 +38,8 @@ import Testing
                 case .allowedSignInProviders: options.allowedSignInProviders = ["apple.com"]
                 case .appIDs: options.appIDs = ["1:2:ios:3"]
                 case .hostedDomains: options.hostedDomains = ["example.com"]
+                case .anyTenant: options.anyTenant = true
+                case .entraV1: options.entraV1 = true
                 }
                 do {
                     _ = try Profile(options: options)

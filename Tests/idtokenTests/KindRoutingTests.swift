@@ -52,6 +52,27 @@ import Testing
         }
     }
 
+    @Test func anEntraProfileOfEveryTenantIsFoundByTheIssuersShape() throws {
+        let anyTenant = try #require(ProfileDoorsTests.cases.first { $0.id == "entra/any-tenant" })
+        let other = try #require(ProfileDoorsTests.cases.first { $0.id == "entra/any-tenant-iss-not-tid" })
+        let firebase = try #require(ProfileDoorsTests.cases.first { $0.id == "firebase/valid" })
+        let entra = "{\"name\": \"entra\", \"provider\": \"entra\", \"audiences\": [\"\(anyTenant.options.audiences[0])\"], \"anyTenant\": true, \"keys\": \"\(anyTenant.keys)\"}"
+        let firebaseProfile = "{\"name\": \"app\", \"provider\": \"firebase\", \"projectId\": \"\(firebase.options.projectID!)\", \"keys\": \"\(firebase.keys)\"}"
+        let (path, file) = try Self.configuration([firebaseProfile, entra])
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let verifier = try file.verifier()
+        let outcome = verifier.evaluate(anyTenant.token, at: anyTenant.at)
+        #expect(outcome.isValid && outcome.profile == "entra", "\(outcome.error?.description ?? "")")
+        // Routed to the Entra profile by its shape, then refused: its issuer is not its own tenant's.
+        let refused = verifier.evaluate(other.token, at: other.at)
+        #expect(refused.error?.code == .wrongIssuer && refused.profile == "entra", "\(refused.error?.description ?? "")")
+        #expect(verifier.evaluate(firebase.token, at: firebase.at).profile == "app")
+        // Two profiles of every tenant of the same issuer: nothing routes between them.
+        let (twicePath, twice) = try Self.configuration([entra, entra.replacingOccurrences(of: "\"name\": \"entra\"", with: "\"name\": \"again\"")])
+        defer { try? FileManager.default.removeItem(atPath: twicePath) }
+        #expect { _ = try twice.verifier() } throws: { "\($0)".contains("both accept every issuer https://login.microsoftonline.com/{tenant}/v2.0") }
+    }
+
     @Test func profilesThatNothingInATokenTellsApartAreRefused() throws {
         let token = try #require(Self.apple.first { $0.id == "apple/valid" })
         let oidc = "{\"name\": \"generic\", \"provider\": \"oidc\", \"issuers\": [\"https://appleid.apple.com\"], \"audiences\": [\"x\"], \"keys\": \"\(token.keys)\"}"

@@ -34,6 +34,9 @@ import Testing
             var options = Profile.Options(provider: provider)
             options.projectID = profile["project_id"]?.string
             options.tenant = profile["tenant"]?.string
+            options.tenants += profile["tenants"]?.array?.compactMap(\.string) ?? []
+            options.anyTenant = profile["any_tenant"]?.bool ?? false
+            options.entraV1 = profile["entra_v1"]?.bool ?? false
             options.allowedSignInProviders = profile["allowed_sign_in_providers"]?.array?.compactMap(\.string) ?? []
             options.audiences = (profile["client_ids"] ?? profile["audiences"])?.array?.compactMap(\.string)
                 ?? profile["app_id"]?.string.map { [$0] } ?? []
@@ -65,7 +68,9 @@ import Testing
         if let projectNumber = options.projectNumber { args += ["--project-number", projectNumber] }
         for value in options.appIDs { args += ["--app-id", value] }
         for value in options.hostedDomains { args += ["--hosted-domain", value] }
-        if let tenant = options.tenant { args += ["--tenant", tenant] }
+        for tenant in options.tenants { args += ["--tenant", tenant] }
+        if options.anyTenant { args.append("--any-tenant") }
+        if options.entraV1 { args.append("--entra-v1") }
         for value in options.allowedSignInProviders { args += ["--allow-sign-in-provider", value] }
         for value in options.audiences { args += ["--audience", value] }
         for value in options.issuers { args += ["--issuer", value] }
@@ -87,7 +92,11 @@ import Testing
         if let projectNumber = options.projectNumber { members.append("\"projectNumber\": \"\(projectNumber)\"") }
         if !options.appIDs.isEmpty { members.append("\"appId\": \(list(options.appIDs))") }
         if !options.hostedDomains.isEmpty { members.append("\"hostedDomains\": \(list(options.hostedDomains))") }
-        if let tenant = options.tenant { members.append("\"tenant\": \"\(tenant)\"") }
+        if !options.tenants.isEmpty {
+            members.append(options.tenants.count == 1 ? "\"tenant\": \"\(options.tenants[0])\"" : "\"tenant\": \(list(options.tenants))")
+        }
+        if options.anyTenant { members.append("\"anyTenant\": true") }
+        if options.entraV1 { members.append("\"entraV1\": true") }
         if !options.allowedSignInProviders.isEmpty { members.append("\"allowedSignInProviders\": \(list(options.allowedSignInProviders))") }
         if !options.audiences.isEmpty {
             members.append(options.provider == .facebook ? "\"appId\": \(list(options.audiences))" : "\"audiences\": \(list(options.audiences))")
@@ -146,7 +155,7 @@ import Testing
         (.init(provider: .firebase), "a firebase profile needs the Firebase project ID"),
         (.init(provider: .firebase, projectID: "p", audiences: ["a"]), "a Firebase token's audience is its project"),
         (.init(provider: .firebase, projectID: "p", issuers: ["https://i"]), "the firebase issuer is fixed"),
-        (.init(provider: .apple, audiences: ["a"], tenant: "t"), "the tenant (--tenant, \"tenant\") applies to firebase and firebase-session only"),
+        (.init(provider: .apple, audiences: ["a"], tenant: "t"), "the tenant (--tenant, \"tenant\") applies to firebase, firebase-session and entra only"),
         (.init(provider: .apple, audiences: ["a"], allowedSignInProviders: ["apple.com"]),
          "the allowed sign-in providers (--allow-sign-in-provider, \"allowedSignInProviders\") apply to firebase and firebase-session only"),
         (.init(provider: .oidc, projectID: "p", audiences: ["a"], issuers: ["https://i"]),
@@ -172,6 +181,12 @@ import Testing
          "require the claims that name yours, e.g. --require-claim repository=OWNER/REPO"),
         (.init(provider: .githubActions, audiences: ["a"], issuers: ["https://token.actions.githubusercontent.com/acme"], requiredClaims: [.init(name: "repository", values: ["acme/api"])]),
          "the github-actions issuer is fixed; issuers (--issuer, \"issuers\") apply to facebook, oidc and cognito only"),
+        (.init(provider: .entra, audiences: ["a"]), "an entra profile needs the tenant IDs whose tokens it accepts (--tenant TENANT_ID, repeatable; \"tenant\"), or, for an app open to every organisation, --any-tenant"),
+        (.init(provider: .entra, audiences: ["a"], tenants: ["4f9e1a2b-0c3d-4e5f-8a7b-9c0d1e2f3a4b"], anyTenant: true),
+         "give the tenants (--tenant, \"tenant\") or any tenant (--any-tenant, \"anyTenant\"), not both"),
+        (.init(provider: .entra, audiences: ["a"], tenants: ["contoso.onmicrosoft.com"]), "the Entra tenant ID \"contoso.onmicrosoft.com\" (--tenant, \"tenant\") is not a GUID"),
+        (.init(provider: .firebase, projectID: "p", tenants: ["t1", "t2"]), "a Firebase token belongs to one tenant: give one (--tenant, \"tenant\"), not 2"),
+        (.init(provider: .google, audiences: ["a"], anyTenant: true), "any tenant (--any-tenant, \"anyTenant\") applies to entra only"),
         (.init(provider: .cognito, audiences: ["a"]), "a cognito profile needs the user pool's issuer (--issuer, \"issuers\"): https://cognito-idp.REGION.amazonaws.com/POOL_ID"),
         (.init(provider: .cognito, audiences: ["a"], issuers: ["https://cognito-idp.eu-west-1.amazonaws.com/"]),
          "a cognito profile needs one user pool issuer, https://cognito-idp.REGION.amazonaws.com/POOL_ID (--issuer, \"issuers\"), not \"https://cognito-idp.eu-west-1.amazonaws.com/\""),

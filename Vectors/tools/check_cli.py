@@ -47,6 +47,12 @@ def arguments(case):
             args += ["--audience", audience]
         for alg in p.get("algorithms", []):
             args += ["--algorithm", alg]
+    for tenant in p.get("tenants", []):
+        args += ["--tenant", tenant]
+    if p.get("any_tenant"):
+        args.append("--any-tenant")
+    if p.get("entra_v1"):
+        args.append("--entra-v1")
     for name, values in (p.get("required_claims") or {}).items():
         for value in values:
             args += ["--require-claim", f"{name}={value}"]

@@ -246,6 +246,15 @@ def profile_rules(p):
     elif provider == "github-actions":
         rules = dict(issuers=["https://token.actions.githubusercontent.com"], audiences=p["audiences"], aud_array=True,
                      algorithms={"RS256"}, require_kid=True, require_iat=True, require_auth_time=False, sub_max=None)
+    elif provider == "entra":
+        tenants = [t.lower() for t in p.get("tenants", [])]
+        issuers = ["https://login.microsoftonline.com/" + t + "/v2.0" for t in tenants]
+        if p.get("entra_v1"):
+            issuers += ["https://sts.windows.net/" + t + "/" for t in tenants]
+        patterns = [("https://login.microsoftonline.com/", "/v2.0")] + ([("https://sts.windows.net/", "/")] if p.get("entra_v1") else [])
+        rules = dict(issuers=issuers, issuer_patterns=patterns if p.get("any_tenant") else [], tenant_issuers=patterns,
+                     audiences=p["audiences"], aud_array=False, algorithms={"RS256"}, require_kid=True, require_iat=True,
+                     require_auth_time=False, sub_max=None)
     elif provider == "cognito":
         rules = dict(issuers=p["issuers"], audiences=p["audiences"], aud_array=False, algorithms={"RS256"}, require_kid=True,
                      require_iat=True, require_auth_time=False, sub_max=None)
@@ -387,7 +396,9 @@ def verdict(case):
         iss = claims.get("iss")
         if "iss" not in claims or not isinstance(iss, str):
             raise Reject("invalid_claim", "iss")
-        if iss not in rules["issuers"]:
+        if iss not in rules["issuers"] and not any(
+                iss.startswith(head) and iss.endswith(tail) and len(iss) > len(head) + len(tail)
+                and "/" not in iss[len(head):len(iss) - len(tail)] for head, tail in rules.get("issuer_patterns", [])):
             raise Reject("wrong_issuer", "iss")
         lifetime = rules.get("lifetime_without_exp")
         exp = numeric_date(claims, "exp", lifetime is None)
@@ -466,6 +477,15 @@ def verdict(case):
             domains = profile.get("hosted_domains")
             if domains and claims.get("hd") not in domains:
                 raise Reject("invalid_claim", "hd")
+        elif provider == "entra":
+            tid = claims.get("tid")
+            if "tid" not in claims or not isinstance(tid, str) or not re.fullmatch(r"[0-9a-fA-F]{8}(-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}", tid):
+                raise Reject("invalid_claim", "tid")
+            tenants = [t.lower() for t in profile.get("tenants", [])]
+            if not profile.get("any_tenant") and tid.lower() not in tenants:
+                raise Reject("tenant_mismatch", "tid")
+            if iss not in [head + tid + tail for head, tail in rules["tenant_issuers"]]:
+                raise Reject("wrong_issuer", "iss")
         elif provider == "cognito":
             if claims.get("token_use") != "id":
                 raise Reject("invalid_claim", "token_use")

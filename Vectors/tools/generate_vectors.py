@@ -907,6 +907,63 @@ def cognito_suite():
     return suite
 
 
+def entra_suite():
+    T = 1768089600  # 2026-01-11
+
+    def guid():
+        return rand_hex(8) + "-" + rand_hex(4) + "-" + rand_hex(4) + "-" + rand_hex(4) + "-" + rand_hex(12)
+
+    tenant, other, client = guid(), guid(), guid()
+
+    def v2(tid):
+        return "https://login.microsoftonline.com/" + tid + "/v2.0"
+
+    def v1(tid):
+        return "https://sts.windows.net/" + tid + "/"
+
+    kid = rand_alnum(27)
+    claims = {"aud": client, "iss": v2(tenant), "iat": T, "exp": T + 3600, "aio": rand_alnum(40), "name": "Kim Lee", "oid": guid(),
+              "preferred_username": "kim@contoso.example", "rh": rand_alnum(20), "sub": rand_alnum(43), "tid": tenant,
+              "uti": rand_alnum(22), "ver": "2.0"}
+    profile = {"provider": "entra", "audiences": [client], "tenants": [tenant]}
+    suite = Suite("entra", "entra", profile, "generated/keysets/entra_jwks.json", {"typ": "JWT", "alg": "RS256", "kid": kid}, "rsa_a", T)
+    add_common_cases(suite, claims)
+    anyone = {"provider": "entra", "audiences": [client], "any_tenant": True}
+    suite.add("tenant-unlisted", "a token of a tenant the profile does not list", suite.token(dict(claims, iss=v2(other), tid=other)),
+              "wrong_issuer", claim="iss")
+    suite.add("tid-unlisted-issuer-listed", "the listed tenant's issuer on a token of another tenant",
+              suite.token(dict(claims, tid=other)), "tenant_mismatch", claim="tid")
+    suite.add("two-tenants", "the second of two listed tenants", suite.token(dict(claims, iss=v2(other), tid=other)),
+              profile=dict(profile, tenants=[tenant, other]))
+    suite.add("tenant-uppercase", "the tenant ID listed in uppercase", suite.token(claims), profile=dict(profile, tenants=[tenant.upper()]))
+    suite.add("any-tenant", "any tenant: a token of another tenant, issued as its own", suite.token(dict(claims, iss=v2(other), tid=other)),
+              profile=anyone)
+    suite.add("any-tenant-iss-not-tid", "any tenant: one tenant's issuer on another tenant's token (the common key set signs both)",
+              suite.token(dict(claims, tid=other)), "wrong_issuer", profile=anyone, claim="iss")
+    suite.add("any-tenant-tid-missing", "any tenant: no \"tid\"", suite.token({k: v for k, v in claims.items() if k != "tid"}),
+              "invalid_claim", profile=anyone, claim="tid")
+    suite.add("any-tenant-tid-not-guid", "any tenant: a \"tid\" that is a domain name, and an issuer to match",
+              suite.token(dict(claims, iss=v2("contoso.example"), tid="contoso.example")), "invalid_claim", profile=anyone, claim="tid")
+    suite.add("any-tenant-lookalike", "any tenant: an issuer with another path after the tenant",
+              suite.token(dict(claims, iss="https://login.microsoftonline.com/" + tenant + "/oauth2/v2.0")), "wrong_issuer",
+              profile=anyone, claim="iss")
+    suite.add("any-tenant-other-host", "any tenant: the same path on another host",
+              suite.token(dict(claims, iss="https://login.microsoftonline.example/" + tenant + "/v2.0")), "wrong_issuer",
+              profile=anyone, claim="iss")
+    suite.add("v1-refused", "a v1.0 token where only v2.0 is accepted", suite.token(dict(claims, iss=v1(tenant), ver="1.0")),
+              "wrong_issuer", claim="iss")
+    suite.add("v1-accepted", "a v1.0 token with v1.0 accepted", suite.token(dict(claims, iss=v1(tenant), ver="1.0")),
+              profile=dict(profile, entra_v1=True))
+    suite.add("v1-any-tenant", "a v1.0 token of another tenant, any tenant and v1.0 accepted",
+              suite.token(dict(claims, iss=v1(other), tid=other, ver="1.0")), profile=dict(anyone, entra_v1=True))
+    suite.add("aud-api-uri", "the Application ID URI as audience", suite.token(dict(claims, aud="api://" + client)),
+              profile=dict(profile, audiences=[client, "api://" + client]))
+    suite.add("aud-api-uri-not-given", "the Application ID URI as audience, the profile giving the GUID only",
+              suite.token(dict(claims, aud="api://" + client)), "wrong_audience", claim="aud")
+    suite.add("iat-missing", "no \"iat\"", suite.token({k: v for k, v in claims.items() if k != "iat"}), "invalid_claim", claim="iat")
+    return suite
+
+
 # ---------------------------------------------------------------- output
 
 def write_json(path, obj):
@@ -934,13 +991,15 @@ def main():
         write_json(os.path.join(KEYSETS_DIR, name), content)
 
     suites = [firebase_suite(), firebase_suite(session=True), apple_suite(), facebook_suite(), oidc_suite(),
-              app_check_suite(), apple_notification_suite(), google_suite(), github_actions_suite(), cognito_suite()]
+              app_check_suite(), apple_notification_suite(), google_suite(), github_actions_suite(), cognito_suite(),
+              entra_suite()]
     # Key sets of the later suites: their kids are drawn from the seeded generator as the suites are built.
     keysets = {
         "appcheck_jwks.json": {"keys": [jwk("rsa_b", "appcheck-other"), jwk("rsa_a", suites[5].header["kid"])]},
         "google_jwks.json": {"keys": [jwk("rsa_a", suites[7].header["kid"]), jwk("rsa_b", "0" * 40)]},
         "github_actions_jwks.json": {"keys": [jwk("rsa_a", suites[8].header["kid"]), jwk("rsa_b", "1" * 32)]},
         "cognito_jwks.json": {"keys": [jwk("rsa_b", "2" * 43 + "="), jwk("rsa_a", suites[9].header["kid"])]},
+        "entra_jwks.json": {"keys": [jwk("rsa_a", suites[10].header["kid"]), jwk("rsa_b", "3" * 27)]},
     }
     for name, content in keysets.items():
         write_json(os.path.join(KEYSETS_DIR, name), content)

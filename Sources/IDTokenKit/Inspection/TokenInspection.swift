@@ -27,6 +27,8 @@ public struct TokenInspection: Sendable {
         case githubActions = "github-actions"
         /// An Amazon Cognito user pool token.
         case cognito
+        /// A Microsoft Entra ID token.
+        case entra
         /// An ID token of another OpenID Connect issuer.
         case oidc
         /// Not a token this tool knows how to read.

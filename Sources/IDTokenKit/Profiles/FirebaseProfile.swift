@@ -75,6 +75,9 @@ extension ProviderDefinition {
             refusals: [.audiences: "a Firebase token's audience is its project: give the project ID (--project-id, \"projectId\"), not an audience"],
             takesRevocation: true,
             make: { options, revocation throws(ConfigurationError) in
+                guard options.tenants.count <= 1 else {
+                    throw ConfigurationError("a Firebase token belongs to one tenant: give one (--tenant, \"tenant\"), not \(options.tenants.count)")
+                }
                 let allowed = options.allowedSignInProviders.isEmpty ? nil : options.allowedSignInProviders
                 return provider == .firebase
                     ? .firebase(projectID: options.projectID!, tenant: options.tenant, allowedSignInProviders: allowed, revocation: revocation)

@@ -120,7 +120,7 @@ public struct Profile: Sendable {
         guard Leeway.allowedRange.contains(leeway.seconds) else {
             throw ConfigurationError("the leeway must be \(Leeway.allowedRange.lowerBound) to \(Leeway.allowedRange.upperBound) seconds, not \(leeway.seconds)")
         }
-        guard !issuer.accepted.isEmpty, issuer.accepted.allSatisfy({ !$0.isEmpty }) else {
+        guard !issuer.accepted.isEmpty || !issuer.patterns.isEmpty, issuer.accepted.allSatisfy({ !$0.isEmpty }) else {
             throw ConfigurationError("a \(provider.rawValue) profile needs at least one issuer, and no issuer may be empty")
         }
         guard !audience.accepted.isEmpty, audience.accepted.allSatisfy({ !$0.isEmpty }) else {

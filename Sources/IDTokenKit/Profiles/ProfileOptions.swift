@@ -21,8 +21,19 @@ extension Profile {
         public var jwksURL: String?
         /// Clock leeway in seconds, 0–300; nil: ``Leeway/default``.
         public var leeway: Int?
-        /// The Firebase tenant the token must belong to.
-        public var tenant: String?
+        /// The tenants whose tokens are accepted: the Firebase tenant the token must belong to (one), or the
+        /// Microsoft Entra tenant IDs (`tid`) of an `entra` profile.
+        public var tenants: [String]
+        /// The one tenant of ``tenants`` (Firebase's).
+        public var tenant: String? {
+            get { tenants.first }
+            set { tenants = newValue.map { [$0] } ?? [] }
+        }
+        /// An `entra` profile accepts tokens of every Microsoft Entra tenant (multi-tenant apps open to any
+        /// organisation): named on purpose, as the alternative to ``tenants``.
+        public var anyTenant: Bool
+        /// An `entra` profile also accepts v1.0 tokens (issuer `https://sts.windows.net/<tenant ID>/`).
+        public var entraV1: Bool
         /// Accepted `firebase.sign_in_provider` values; empty: any.
         public var allowedSignInProviders: [String]
         /// How a token carries the nonce; nil: the provider's way (``Profile/nonceMode``).
@@ -60,7 +71,7 @@ extension Profile {
                     algorithms: [String] = [], jwksURL: String? = nil, leeway: Int? = nil, tenant: String? = nil,
                     allowedSignInProviders: [String] = [], nonceMode: NonceMode? = nil, limits: JWSLimits = .default,
                     projectNumber: String? = nil, appIDs: [String] = [], hostedDomains: [String] = [],
-                    requiredClaims: [RequiredClaim] = []) {
+                    requiredClaims: [RequiredClaim] = [], tenants: [String] = [], anyTenant: Bool = false, entraV1: Bool = false) {
             self.provider = provider
             self.projectID = projectID
             self.audiences = audiences
@@ -68,7 +79,9 @@ extension Profile {
             self.algorithms = algorithms
             self.jwksURL = jwksURL
             self.leeway = leeway
-            self.tenant = tenant
+            self.tenants = (tenant.map { [$0] } ?? []) + tenants
+            self.anyTenant = anyTenant
+            self.entraV1 = entraV1
             self.allowedSignInProviders = allowedSignInProviders
             self.nonceMode = nonceMode
             self.limits = limits

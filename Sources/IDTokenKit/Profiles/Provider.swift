@@ -23,4 +23,7 @@ public enum Provider: String, Sendable, CaseIterable, Codable {
     case githubActions = "github-actions"
     /// Amazon Cognito user pool ID tokens (`https://cognito-idp.REGION.amazonaws.com/POOL_ID`).
     case cognito
+    /// Microsoft Entra ID tokens (`https://login.microsoftonline.com/<tenant ID>/v2.0`), of listed tenants or, on
+    /// purpose, of any.
+    case entra
 }

@@ -23,6 +23,10 @@ public struct ProviderDefinition: Sendable {
         case appIDs
         /// ``Profile/Options/hostedDomains``.
         case hostedDomains
+        /// ``Profile/Options/anyTenant``.
+        case anyTenant
+        /// ``Profile/Options/entraV1``.
+        case entraV1
 
         /// How the option is named to a user: what it is, then its command-line and configuration-file spellings.
         public var spelling: String {
@@ -32,6 +36,8 @@ public struct ProviderDefinition: Sendable {
             case .audiences: return "audiences (--audience, \"audiences\")"
             case .issuers: return "issuers (--issuer, \"issuers\")"
             case .tenant: return "the tenant (--tenant, \"tenant\")"
+            case .anyTenant: return "any tenant (--any-tenant, \"anyTenant\")"
+            case .entraV1: return "v1.0 tokens (--entra-v1, \"entraV1\")"
             case .allowedSignInProviders: return "the allowed sign-in providers (--allow-sign-in-provider, \"allowedSignInProviders\")"
             case .appIDs: return "the app IDs (--app-id, \"appId\")"
             case .hostedDomains: return "hosted domains (--hosted-domain, \"hostedDomains\")"
@@ -47,7 +53,9 @@ public struct ProviderDefinition: Sendable {
             case .projectNumber: return options.projectNumber != nil
             case .audiences: return !options.audiences.isEmpty
             case .issuers: return !options.issuers.isEmpty
-            case .tenant: return options.tenant != nil
+            case .tenant: return !options.tenants.isEmpty
+            case .anyTenant: return options.anyTenant
+            case .entraV1: return options.entraV1
             case .allowedSignInProviders: return !options.allowedSignInProviders.isEmpty
             case .appIDs: return !options.appIDs.isEmpty
             case .hostedDomains: return !options.hostedDomains.isEmpty
@@ -168,10 +176,13 @@ extension Profile.Options {
             case .projectNumber: options.projectNumber = "1"
             case .audiences: options.audiences = ["CLIENT"]
             case .issuers: options.issuers = definition.provider == .cognito ? ["https://cognito-idp.REGION.amazonaws.com/POOL_ID"] : ["https://ISSUER"]
+            case .tenant: options.tenants = ["TENANT_ID"]
             default: break
             }
         }
         options.requiredClaims = [.init(name: "repository", values: ["OWNER/REPO"])]
+        // Entra's keys of every tenant (one tenant's are at its own URL).
+        options.anyTenant = definition.takes.contains(.anyTenant)
         return options
     }
 }
@@ -190,6 +201,7 @@ extension Provider {
         case .google: return .google
         case .githubActions: return .githubActions
         case .cognito: return .cognito
+        case .entra: return .entra
         }
     }
 

@@ -56,6 +56,9 @@ public struct MultiProfileVerifier: Sendable {
         let byIssuer: [String: [Int]]
         /// The issuers' UTF-8 bytes and their members: a token's `iss` is matched in place, without a `String`.
         let issuers: [IssuerEntry]
+        /// The members that accept every tenant of a multi-tenant issuer, by its shape (``IssuerRule/patterns``):
+        /// asked when no member has the token's issuer itself.
+        let patterns: [(pattern: IssuerRule.TenantPattern, member: Int)]
         let byName: [String: Int]
         /// The largest of the profiles' limits: the split that routing reads the issuer from.
         let routingLimits: JWSLimits
@@ -72,6 +75,7 @@ public struct MultiProfileVerifier: Sendable {
             }
             self.byName = byName
             self.routingLimits = routingLimits
+            self.patterns = members.indices.flatMap { index in members[index].verifier.profile.issuer.patterns.map { ($0, index) } }
         }
     }
 
@@ -112,6 +116,11 @@ public struct MultiProfileVerifier: Sendable {
                     }
                 }
                 byIssuer[issuer, default: []].append(index)
+            }
+            for pattern in member.verifier.profile.issuer.patterns {
+                if let other = members[..<index].firstIndex(where: { $0.verifier.profile.issuer.patterns.contains(pattern) }) {
+                    throw ConfigurationError("profiles \"\(members[other].name)\" and \"\(member.name)\" both accept every issuer \(pattern.description); each may have one profile (list the tenants of each instead)")
+                }
             }
         }
         storage = Storage(members: members, nonceMode: nonceMode, byIssuer: byIssuer, byName: byName,
@@ -164,21 +173,17 @@ public struct MultiProfileVerifier: Sendable {
         try self.init(members)
     }
 
-    /// The entry of the issuer `issuer` (the `iss` claim's unescaped UTF-8 bytes).
-    private func entry(issuedBy issuer: UnsafeBufferPointer<UInt8>) -> Int? {
+    /// The member for a token from `issuer` (the `iss` claim's unescaped UTF-8 bytes) with `claims`: the member
+    /// of that issuer — where members share it, the one whose kind of token it is —, else the member that accepts
+    /// every issuer of its shape.
+    private func member(issuedBy issuer: UnsafeBufferPointer<UInt8>, claims: JSONObject) -> Int? {
         let actual = UnsafeRawBufferPointer(issuer)
-        for (index, entry) in storage.issuers.enumerated() where entry.bytes.count == actual.count {
-            if entry.bytes.withUnsafeBytes({ ByteSearch.equal($0, actual) }) { return index }
+        for entry in storage.issuers where entry.bytes.count == actual.count {
+            guard entry.bytes.withUnsafeBytes({ ByteSearch.equal($0, actual) }) else { continue }
+            guard !entry.shared.isEmpty else { return entry.member }
+            return entry.shared.first { $0.isItsKind(claims) }?.member ?? entry.member
         }
-        return nil
-    }
-
-    /// The member for a token with `claims` from the issuer of `entry`: its member, or, where members share the
-    /// issuer, the one whose kind of token it is.
-    private func member(of entry: Int, claims: JSONObject) -> Int {
-        let entry = storage.issuers[entry]
-        guard !entry.shared.isEmpty else { return entry.member }
-        return entry.shared.first { $0.isItsKind(claims) }?.member ?? entry.member
+        return storage.patterns.first { $0.pattern.matches(issuer) }?.member
     }
 
     /// The member named `name`.
@@ -352,9 +357,9 @@ public struct MultiProfileVerifier: Sendable {
         } catch {
             return .decided(.done(unsplit(error, token, limits: routingLimits, leeway: 0, profile: nil)))
         }
-        guard let index = (claims.withString(ClaimKey.iss, entry(issuedBy:)) ?? nil).map({ member(of: $0, claims: claims) }) else {
+        guard let index = claims.withString(ClaimKey.iss, { member(issuedBy: $0, claims: claims) }) ?? nil else {
             let shown = claims["iss"].map { $0.string.map { "\"\(String($0.prefix(200)))\"" } ?? "a \($0.kind)" } ?? "no issuer"
-            let known = byIssuer.keys.sorted().joined(separator: ", ")
+            let known = (byIssuer.keys.sorted() + storage.patterns.map(\.pattern.description)).joined(separator: ", ")
             return .decided(.done(ProfileVerification(error: TokenError(.wrongIssuer, claim: "iss", "no profile accepts tokens from \(shown) (configured issuers: \(known))"),
                                              signatureVerified: false, splitHeader: jws.header, claims: claims, leeway: 0,
                                              profile: nil, payloadRange: jws.payloadRange)))

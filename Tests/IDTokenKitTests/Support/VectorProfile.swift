@@ -43,6 +43,10 @@ enum VectorProfile {
             // The constructor takes the required claims, without which it accepts no profile.
             profile = try .githubActions(audiences: json["audiences"]?.array?.compactMap(\.string) ?? [],
                                          requiredClaims: requiredClaims.map { .init(name: $0.key, values: $0.value) })
+        case "entra":
+            profile = try .entra(clientIDs: json["audiences"]?.array?.compactMap(\.string) ?? [],
+                                 tenants: json["tenants"]?.array?.compactMap(\.string) ?? [],
+                                 anyTenant: json["any_tenant"]?.bool ?? false, v1: json["entra_v1"]?.bool ?? false)
         case "cognito":
             profile = .cognito(issuer: json["issuers"]?.array?.first?.string ?? "", clientIDs: json["audiences"]?.array?.compactMap(\.string) ?? [])
         default:
