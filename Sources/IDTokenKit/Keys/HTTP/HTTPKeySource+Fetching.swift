@@ -10,8 +10,9 @@ extension HTTPKeySource {
     func fetch(reason: String) async throws(KeyFetchError) -> Snapshot {
         logger.debug("fetching key set", metadata: ["reason": "\(reason)"])
         do {
-            let (body, headers) = try await download()
-            let keys = try Self.parseKeys(body, source: url.absoluteString)
+            let keysURL = discoveryIssuer == nil ? url : try await discoverKeySet()
+            let (body, headers) = try await download(keysURL)
+            let keys = try Self.parseKeys(body, source: keysURL.absoluteString)
             let now = clock.now()
             let lifetime = cachePolicy.lifetime(cacheControl: headers[canonicalForm: "cache-control"].map(String.init),
                                                 age: headers.first(name: "age"), expires: headers.first(name: "expires"),
@@ -104,12 +105,44 @@ extension HTTPKeySource {
         return keys
     }
 
-    /// One GET, bounded by the total timeout from the first byte sent to the last received.
-    func download() async throws(KeyFetchError) -> ([UInt8], HTTPHeaders) {
+    /// The key set an issuer's discovery document names (OpenID Connect Discovery 1.0), read again on every fetch so
+    /// that a moved `jwks_uri` is followed: the document's `issuer` must be the one it was fetched for, exactly
+    /// (§4.3; otherwise a document could speak for another issuer), and `jwks_uri` must pass the transport rule.
+    func discoverKeySet() async throws(KeyFetchError) -> KeySetURL {
+        let (body, _) = try await download(url)
+        let document: JSONObject
+        do { document = try JSONObject.parse(body) } catch {
+            throw KeyFetchError(.malformed, "\(url) is not an OpenID Connect discovery document: \(error)")
+        }
+        let expected = discoveryIssuer ?? ""
+        guard let issuer = document["issuer"]?.string, issuer == expected || issuer == expected + "/" else {
+            let named = document["issuer"].map { $0.string.map { "\"\($0)\"" } ?? "a \($0.kind)" } ?? "no issuer"
+            throw KeyFetchError(.malformed, "\(url) names \(named), not the issuer \"\(expected)\" it was fetched for; a discovery document must name its own issuer (OpenID Connect Discovery §4.3)")
+        }
+        guard let jwksURI = document["jwks_uri"]?.string else {
+            throw KeyFetchError(.malformed, "\(url) has no \"jwks_uri\" string")
+        }
+        let keysURL: KeySetURL
+        do { keysURL = try KeySetURL(jwksURI) } catch {
+            throw KeyFetchError(.insecureURL, "\(url) names the key set \(jwksURI): \(error.message)")
+        }
+        let previous = state.withLockedValue { s -> KeySetURL? in
+            defer { s.discoveredKeysURL = keysURL }
+            return s.discoveredKeysURL
+        }
+        if previous != keysURL {
+            logger.info("discovery document names the key set", metadata: ["jwks_uri": "\(jwksURI)", "previous": "\(previous?.absoluteString ?? "none")"])
+        }
+        return keysURL
+    }
+
+    /// One GET of `target`, bounded by the total timeout from the first byte sent to the last received.
+    func download(_ target: KeySetURL) async throws(KeyFetchError) -> ([UInt8], HTTPHeaders) {
+        let url = target
         let total = limits.totalTimeout
         do {
             return try await withThrowingTaskGroup(of: ([UInt8], HTTPHeaders)?.self) { group in
-                group.addTask { try await self.get(deadline: .now() + Self.timeAmount(total)) }
+                group.addTask { try await self.get(url, deadline: .now() + Self.timeAmount(total)) }
                 group.addTask {
                     try await Task.sleep(for: total)
                     return nil
@@ -138,7 +171,7 @@ extension HTTPKeySource {
         }
     }
 
-    func get(deadline: NIODeadline) async throws -> ([UInt8], HTTPHeaders) {
+    func get(_ url: KeySetURL, deadline: NIODeadline) async throws -> ([UInt8], HTTPHeaders) {
         var request = HTTPClientRequest(url: url.absoluteString)
         request.method = .GET
         request.headers.add(name: "Accept", value: "application/json")

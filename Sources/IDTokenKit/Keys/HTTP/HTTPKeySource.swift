@@ -29,8 +29,14 @@ import NIOHTTP1
 ///
 /// Call ``shutdown()`` when done: it stops the background refresh and closes the HTTP client the source made.
 public final class HTTPKeySource: KeySource {
-    /// Where the keys come from.
+    /// The path an issuer's OpenID Connect discovery document has below the issuer.
+    public static let discoverySuffix = "/.well-known/openid-configuration"
+
+    /// Where the keys come from: the key set, or an issuer's OpenID Connect discovery document
+    /// (`<issuer>/.well-known/openid-configuration`) that names it.
     public let url: KeySetURL
+    /// With a discovery document for ``url``: the issuer it must name (the URL without the well-known suffix).
+    public let discoveryIssuer: String?
     /// How long fetched sets are kept and how often unknown kids may trigger a refetch.
     public let cachePolicy: KeyCachePolicy
     /// Timeouts and the largest response accepted.
@@ -47,7 +53,9 @@ public final class HTTPKeySource: KeySource {
     let published: NIOLockedValueBox<Published?>
 
     /// - Parameters:
-    ///   - url: the JWKS or certificate-map URL; `https`, or `http` to 127.0.0.0/8, `::1` or `localhost`.
+    ///   - url: the JWKS or certificate-map URL, or an issuer's discovery document
+    ///     (`<issuer>/.well-known/openid-configuration`, whose `jwks_uri` is then fetched on every refresh); `https`,
+    ///     or `http` to 127.0.0.0/8, `::1` or `localhost`.
     ///   - httpClient: the client to fetch with. Without one, the source makes its own (with
     ///     ``KeyFetchLimits/connectTimeout``, redirects off, one connection attempt per fetch) and shuts it down in ``shutdown()``. A client
     ///     passed in is used as configured (its connect timeout and redirect rules) and is not shut down.
@@ -63,6 +71,7 @@ public final class HTTPKeySource: KeySource {
                 cacheFilePath: String? = nil,
                 logger: Logger = Logger(label: "IDTokenKit.HTTPKeySource")) throws(KeyFetchError) {
         self.url = try KeySetURL(url)
+        self.discoveryIssuer = url.hasSuffix(Self.discoverySuffix) ? String(url.dropLast(Self.discoverySuffix.count)) : nil
         self.cachePolicy = cachePolicy
         self.limits = limits
         self.cacheFilePath = cacheFilePath
@@ -254,6 +263,8 @@ public final class HTTPKeySource: KeySource {
         var isShutDown = false
         /// When the background loop, asleep, wakes next (nil while it is fetching or deciding).
         var loopSleepsUntil: Double?
+        /// The key set the discovery document named last.
+        var discoveredKeysURL: KeySetURL?
     }
 
     enum Note { case withinCooldown }
