@@ -90,6 +90,8 @@ enum Vectors {
         case "entra":
             profile = try! .entra(clientIDs: p["audiences"] as! [String], tenants: p["tenants"] as? [String] ?? [],
                                   anyTenant: p["any_tenant"] as? Bool ?? false, v1: p["entra_v1"] as? Bool ?? false)
+        case "cognito-access":
+            profile = .cognitoAccess(issuer: (p["issuers"] as! [String])[0], clientIDs: p["audiences"] as! [String])
         case "cognito":
             profile = .cognito(issuer: (p["issuers"] as! [String])[0], clientIDs: p["audiences"] as! [String])
         default:

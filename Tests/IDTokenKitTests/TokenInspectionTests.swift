@@ -14,7 +14,7 @@ import Testing
         let expected: [String: TokenInspection.Kind] = [
             "firebase": .firebase, "firebase-session": .firebaseSession, "apple": .apple, "facebook": .facebook,
             "oidc": .oidc, "firebase-app-check": .firebaseAppCheck, "apple-notification": .appleNotification, "google": .google,
-            "github-actions": .githubActions, "cognito": .cognito, "entra": .entra,
+            "github-actions": .githubActions, "cognito": .cognito, "entra": .entra, "cognito-access": .cognitoAccess,
         ]
         for file in GeneratedVectorTests.files {
             let valid = try #require(VectorCase.load("generated/\(file).json").first { $0.id == "\(file)/valid" })

@@ -52,6 +52,38 @@ import Testing
         }
     }
 
+    @Test func aCognitoPoolsIDAndAccessTokensEachFindTheirProfile() async throws {
+        let id = try #require(ProfileDoorsTests.cases.first { $0.id == "cognito/valid" })
+        let access = try #require(ProfileDoorsTests.cases.first { $0.id == "cognito-access/valid" })
+        // The generated pools differ: the access-token profile takes the ID tokens' pool, keys and client here.
+        func profile(_ provider: String, name: String) -> String {
+            "{\"name\": \"\(name)\", \"provider\": \"\(provider)\", \"issuers\": [\"\(id.options.issuers[0])\"], \"audiences\": [\"\(id.options.audiences[0])\"], \"keys\": \"\(id.keys)\"}"
+        }
+        let (path, file) = try Self.configuration([profile("cognito-access", name: "api"), profile("cognito", name: "sign-in")])
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let verifier = try file.verifier()
+        #expect(verifier.evaluate(id.token, at: id.at).profile == "sign-in")
+        #expect(verifier.evaluate(id.token, at: id.at).isValid)
+        #expect(try await DoorsAgreeTests.serveVerdict(id, configuration: file) == "valid")
+        // The access token of the same pool (its case's token is of another pool: the refusal says so, from the
+        // access profile, which the token's kind chose).
+        let other = verifier.evaluate(access.token, at: access.at)
+        #expect(other.error?.code == .wrongIssuer && other.profile == nil, "\(other.error?.description ?? "")")
+        let accessToken = try #require(ProfileDoorsTests.cases.first { $0.id == "cognito/access-token" })
+        let routed = verifier.evaluate(accessToken.token, at: accessToken.at)
+        #expect(routed.profile == "api" && routed.isValid, "\(routed.profile ?? "none"): \(routed.error?.description ?? "")")
+        #expect(try await DoorsAgreeTests.serveVerdict(accessToken, configuration: file) == "valid")
+        let idtoken = try #require(BuiltTool.path("idtoken"))
+        let records = [id, accessToken].map { "{\"token\":\"\($0.token)\",\"at\":\($0.at)}" }.joined(separator: "\n") + "\n"
+        let audit = try await BuiltTool.run(idtoken, ["audit", "-", "--config", path], input: Array(records.utf8))
+        let lines = audit.stdout.split(separator: "\n").map { try? JSONTree.parse(String($0)) }
+        #expect(audit.status == 0 && lines.count == 2 && lines.allSatisfy { $0?["valid"]?.bool == true }, "\(audit.stdout) \(audit.stderr)")
+        // Alone, the ID-token profile refuses the access token, saying why.
+        let (alonePath, alone) = try Self.configuration([profile("cognito", name: "sign-in")])
+        defer { try? FileManager.default.removeItem(atPath: alonePath) }
+        #expect(try alone.verifier().evaluate(accessToken.token, at: accessToken.at).error?.message.contains("send the ID token") == true)
+    }
+
     @Test func anEntraProfileOfEveryTenantIsFoundByTheIssuersShape() throws {
         let anyTenant = try #require(ProfileDoorsTests.cases.first { $0.id == "entra/any-tenant" })
         let other = try #require(ProfileDoorsTests.cases.first { $0.id == "entra/any-tenant-iss-not-tid" })

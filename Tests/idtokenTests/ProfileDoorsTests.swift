@@ -180,7 +180,7 @@ import Testing
         (.init(provider: .githubActions, audiences: ["https://github.com/acme"], requiredClaims: [.init(name: "environment", values: ["production"])]),
          "require the claims that name yours, e.g. --require-claim repository=OWNER/REPO"),
         (.init(provider: .githubActions, audiences: ["a"], issuers: ["https://token.actions.githubusercontent.com/acme"], requiredClaims: [.init(name: "repository", values: ["acme/api"])]),
-         "the github-actions issuer is fixed; issuers (--issuer, \"issuers\") apply to facebook, oidc and cognito only"),
+         "the github-actions issuer is fixed; issuers (--issuer, \"issuers\") apply to facebook, oidc, cognito and cognito-access only"),
         (.init(provider: .entra, audiences: ["a"]), "an entra profile needs the tenant IDs whose tokens it accepts (--tenant TENANT_ID, repeatable; \"tenant\"), or, for an app open to every organisation, --any-tenant"),
         (.init(provider: .entra, audiences: ["a"], tenants: ["4f9e1a2b-0c3d-4e5f-8a7b-9c0d1e2f3a4b"], anyTenant: true),
          "give the tenants (--tenant, \"tenant\") or any tenant (--any-tenant, \"anyTenant\"), not both"),

@@ -255,6 +255,9 @@ def profile_rules(p):
         rules = dict(issuers=issuers, issuer_patterns=patterns if p.get("any_tenant") else [], tenant_issuers=patterns,
                      audiences=p["audiences"], aud_array=False, algorithms={"RS256"}, require_kid=True, require_iat=True,
                      require_auth_time=False, sub_max=None)
+    elif provider == "cognito-access":
+        rules = dict(issuers=p["issuers"], audiences=p["audiences"], audience_claim="client_id", aud_array=False, algorithms={"RS256"},
+                     require_kid=True, require_iat=True, require_auth_time=False, sub_max=None)
     elif provider == "cognito":
         rules = dict(issuers=p["issuers"], audiences=p["audiences"], aud_array=False, algorithms={"RS256"}, require_kid=True,
                      require_iat=True, require_auth_time=False, sub_max=None)
@@ -378,21 +381,22 @@ def verdict(case):
             raise Reject("malformed")
         if "typ" in rules and header.get("typ") != rules["typ"]:
             raise Reject("unsupported_header", "typ")
-        if "aud" not in claims:
-            raise Reject("invalid_claim", "aud")
-        aud = claims["aud"]
+        name = rules.get("audience_claim", "aud")   # a Cognito access token names its audience in client_id
+        if name not in claims:
+            raise Reject("invalid_claim", name)
+        aud = claims[name]
         if isinstance(aud, str):
             if rules.get("aud_array_required") or aud not in rules["audiences"]:
-                raise Reject("wrong_audience", "aud")
+                raise Reject("wrong_audience", name)
         elif isinstance(aud, list):
             if not rules["aud_array"]:
-                raise Reject("wrong_audience", "aud")
+                raise Reject("wrong_audience", name)
             if any(not isinstance(a, str) for a in aud):
-                raise Reject("invalid_claim", "aud")
+                raise Reject("invalid_claim", name)
             if not any(a in rules["audiences"] for a in aud):
-                raise Reject("wrong_audience", "aud")
+                raise Reject("wrong_audience", name)
         else:
-            raise Reject("invalid_claim", "aud")
+            raise Reject("invalid_claim", name)
         iss = claims.get("iss")
         if "iss" not in claims or not isinstance(iss, str):
             raise Reject("invalid_claim", "iss")
@@ -488,6 +492,9 @@ def verdict(case):
                 raise Reject("wrong_issuer", "iss")
         elif provider == "cognito":
             if claims.get("token_use") != "id":
+                raise Reject("invalid_claim", "token_use")
+        elif provider == "cognito-access":
+            if claims.get("token_use") != "access":
                 raise Reject("invalid_claim", "token_use")
         # Claims the profile requires: every one listed must match one of its values, * matching any run of
         # characters (a regular expression here, the Swift rule scans the bytes).

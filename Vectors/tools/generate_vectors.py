@@ -198,11 +198,13 @@ def keys_unavailable_marker():
     return None  # serialised as "keys": null
 
 
-def add_common_cases(suite, claims, time_claims=("exp", "nbf", "iat"), nonce_claim_ok=True, subject=True, exp_required=True):
+def add_common_cases(suite, claims, time_claims=("exp", "nbf", "iat"), nonce_claim_ok=True, subject=True, exp_required=True,
+                     aud="aud"):
     """Cases every provider shares: shape, header, key, signature, time boundaries, iss/aud, NumericDate types,
     nonce, replay and keys. `claims` is a valid claim set (a dict) for suite.base_time. `subject`: the profile
     requires `sub` (Apple's notifications carry theirs inside `events`); `exp_required`: a token without `exp` is
-    refused (a notification without one is not)."""
+    refused (a notification without one is not); `aud`: the claim that names the audience (a Cognito access token's
+    is `client_id`)."""
     T = suite.base_time
     good = suite.token(claims)
     h64, p64, s64 = good.split(".")
@@ -340,9 +342,9 @@ def add_common_cases(suite, claims, time_claims=("exp", "nbf", "iat"), nonce_cla
     suite.add("iss-trailing-slash", "the issuer with a trailing slash", suite.token(dict(claims, iss=claims["iss"] + "/")), "wrong_issuer", claim="iss")
     suite.add("iss-missing", "no \"iss\"", suite.token({k: v for k, v in claims.items() if k != "iss"}), "invalid_claim", claim="iss")
     suite.add("iss-number", "\"iss\" is a number", suite.token(dict(claims, iss=42)), "invalid_claim", claim="iss")
-    suite.add("aud-wrong", "another audience", suite.token(dict(claims, aud="someone-elses-app")), "wrong_audience", claim="aud")
-    suite.add("aud-missing", "no \"aud\"", suite.token({k: v for k, v in claims.items() if k != "aud"}), "invalid_claim", claim="aud")
-    suite.add("aud-number", "\"aud\" is a number", suite.token(dict(claims, aud=1234)), "invalid_claim", claim="aud")
+    suite.add("aud-wrong", "another audience", suite.token(dict(claims, **{aud: "someone-elses-app"})), "wrong_audience", claim=aud)
+    suite.add("aud-missing", "no \"%s\"" % aud, suite.token({k: v for k, v in claims.items() if k != aud}), "invalid_claim", claim=aud)
+    suite.add("aud-number", "\"%s\" is a number" % aud, suite.token(dict(claims, **{aud: 1234})), "invalid_claim", claim=aud)
 
     # --- NumericDate types and presence
     suite.add("exp-string", "\"exp\" as a string of digits", suite.token(dict(claims, exp=str(claims["exp"]))), "invalid_claim", claim="exp")
@@ -394,9 +396,9 @@ def add_common_cases(suite, claims, time_claims=("exp", "nbf", "iat"), nonce_cla
     # --- replay
     suite.add("replay-first", "first presentation with a replay cache", good, replay={"seen_before": False})
     suite.add("replay-second", "the same token presented again", good, "replayed", replay={"seen_before": True})
-    bad_twice = suite.token(dict(claims, aud="someone-elses-app"))
+    bad_twice = suite.token(dict(claims, **{aud: "someone-elses-app"}))
     suite.add("replay-failed-token-not-recorded", "a token that fails another check is judged on that check, not as a replay",
-              bad_twice, "wrong_audience", replay={"seen_before": True}, claim="aud")
+              bad_twice, "wrong_audience", replay={"seen_before": True}, claim=aud)
 
 
 def escaped_variant(claims, extra):
@@ -907,6 +909,41 @@ def cognito_suite():
     return suite
 
 
+def cognito_access_suite():
+    T = 1768176000  # 2026-01-12
+    region = "eu-west-1"
+    pool = region + "_" + rand_alnum(9)
+    iss = "https://cognito-idp." + region + ".amazonaws.com/" + pool
+    client = rand_alnum(26).lower()
+    kid = rand_alnum(43) + "="
+
+    def uuid():
+        return rand_hex(8) + "-" + rand_hex(4) + "-" + rand_hex(4) + "-" + rand_hex(4) + "-" + rand_hex(12)
+
+    claims = {"sub": uuid(), "iss": iss, "client_id": client, "origin_jti": uuid(), "event_id": uuid(), "token_use": "access",
+              "scope": "aws.cognito.signin.user.admin", "auth_time": T - 10, "exp": T + 3600, "iat": T, "jti": uuid(), "username": "kim"}
+    profile = {"provider": "cognito-access", "issuers": [iss], "audiences": [client]}
+    suite = Suite("cognito-access", "cognito-access", profile, "generated/keysets/cognito_access_jwks.json", {"kid": kid, "alg": "RS256"},
+                  "rsa_a", T)
+    add_common_cases(suite, claims, aud="client_id")
+    suite.add("id-token", "the pool's ID token (token_use id, the client as aud) where the access token belongs",
+              suite.token({k: v for k, v in dict(claims, token_use="id", aud=client).items() if k not in ("client_id", "scope")}),
+              "invalid_claim", claim="client_id")
+    suite.add("token-use-id", "token_use \"id\" with the client in client_id", suite.token(dict(claims, token_use="id")),
+              "invalid_claim", claim="token_use")
+    suite.add("token-use-missing", "no \"token_use\"", suite.token({k: v for k, v in claims.items() if k != "token_use"}),
+              "invalid_claim", claim="token_use")
+    suite.add("aud-ignored", "an \"aud\" beside client_id is not read", suite.token(dict(claims, aud="anything")))
+    suite.add("other-pool", "a token of another user pool", suite.token(dict(claims, iss="https://cognito-idp." + region + ".amazonaws.com/" + region + "_" + rand_alnum(9))),
+              "wrong_issuer", claim="iss")
+    suite.add("scope-required", "a scope required of the token", suite.token(dict(claims, scope="orders/read orders/write")),
+              profile=dict(profile, required_claims={"scope": ["*orders/write*"]}))
+    suite.add("scope-required-missing", "a scope required, and absent from the token's", suite.token(claims), "invalid_claim",
+              profile=dict(profile, required_claims={"scope": ["*orders/write*"]}), claim="scope")
+    suite.add("iat-missing", "no \"iat\"", suite.token({k: v for k, v in claims.items() if k != "iat"}), "invalid_claim", claim="iat")
+    return suite
+
+
 def entra_suite():
     T = 1768089600  # 2026-01-11
 
@@ -992,7 +1029,7 @@ def main():
 
     suites = [firebase_suite(), firebase_suite(session=True), apple_suite(), facebook_suite(), oidc_suite(),
               app_check_suite(), apple_notification_suite(), google_suite(), github_actions_suite(), cognito_suite(),
-              entra_suite()]
+              entra_suite(), cognito_access_suite()]
     # Key sets of the later suites: their kids are drawn from the seeded generator as the suites are built.
     keysets = {
         "appcheck_jwks.json": {"keys": [jwk("rsa_b", "appcheck-other"), jwk("rsa_a", suites[5].header["kid"])]},
@@ -1000,6 +1037,7 @@ def main():
         "github_actions_jwks.json": {"keys": [jwk("rsa_a", suites[8].header["kid"]), jwk("rsa_b", "1" * 32)]},
         "cognito_jwks.json": {"keys": [jwk("rsa_b", "2" * 43 + "="), jwk("rsa_a", suites[9].header["kid"])]},
         "entra_jwks.json": {"keys": [jwk("rsa_a", suites[10].header["kid"]), jwk("rsa_b", "3" * 27)]},
+        "cognito_access_jwks.json": {"keys": [jwk("rsa_a", suites[11].header["kid"]), jwk("rsa_b", "4" * 43 + "=")]},
     }
     for name, content in keysets.items():
         write_json(os.path.join(KEYSETS_DIR, name), content)

@@ -25,8 +25,10 @@ public struct TokenInspection: Sendable {
         case facebookAccessToken = "facebook-access-token"
         /// A GitHub Actions OIDC token.
         case githubActions = "github-actions"
-        /// An Amazon Cognito user pool token.
+        /// An Amazon Cognito user pool ID token.
         case cognito
+        /// An Amazon Cognito user pool access token.
+        case cognitoAccess = "cognito-access"
         /// A Microsoft Entra ID token.
         case entra
         /// An ID token of another OpenID Connect issuer.

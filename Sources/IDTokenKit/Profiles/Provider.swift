@@ -23,6 +23,8 @@ public enum Provider: String, Sendable, CaseIterable, Codable {
     case githubActions = "github-actions"
     /// Amazon Cognito user pool ID tokens (`https://cognito-idp.REGION.amazonaws.com/POOL_ID`).
     case cognito
+    /// Amazon Cognito user pool access tokens: the same issuer, `token_use` `access`, the app client in `client_id`.
+    case cognitoAccess = "cognito-access"
     /// Microsoft Entra ID tokens (`https://login.microsoftonline.com/<tenant ID>/v2.0`), of listed tenants or, on
     /// purpose, of any.
     case entra

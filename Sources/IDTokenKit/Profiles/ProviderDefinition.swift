@@ -175,7 +175,8 @@ extension Profile.Options {
             case .projectID: options.projectID = "PROJECT"
             case .projectNumber: options.projectNumber = "1"
             case .audiences: options.audiences = ["CLIENT"]
-            case .issuers: options.issuers = definition.provider == .cognito ? ["https://cognito-idp.REGION.amazonaws.com/POOL_ID"] : ["https://ISSUER"]
+            case .issuers:
+                options.issuers = [.cognito, .cognitoAccess].contains(definition.provider) ? ["https://cognito-idp.REGION.amazonaws.com/POOL_ID"] : ["https://ISSUER"]
             case .tenant: options.tenants = ["TENANT_ID"]
             default: break
             }
@@ -201,6 +202,7 @@ extension Provider {
         case .google: return .google
         case .githubActions: return .githubActions
         case .cognito: return .cognito
+        case .cognitoAccess: return .cognitoAccess
         case .entra: return .entra
         }
     }

@@ -10,12 +10,17 @@ public struct AudienceRule: Sendable, Equatable {
     public var allowsArray: Bool
     /// Whether `aud` must be an array (Firebase App Check always sends one).
     public var requiresArray: Bool
+    /// The claim that names the audience: `aud`, or `client_id` in a token without one (a Cognito access token).
+    public var claim: String { didSet { key = JSONKey(claim) } }
+    private var key: JSONKey
 
-    /// A rule accepting the audiences `accepted`.
-    public init(accepted: [String], allowsArray: Bool, requiresArray: Bool = false) {
+    /// A rule accepting the audiences `accepted` in the claim `claim`.
+    public init(accepted: [String], allowsArray: Bool, requiresArray: Bool = false, claim: String = "aud") {
         self.accepted = accepted
         self.allowsArray = allowsArray || requiresArray
         self.requiresArray = requiresArray
+        self.claim = claim
+        self.key = JSONKey(claim)
     }
 
     /// Exactly this string.
@@ -35,38 +40,38 @@ public struct AudienceRule: Sendable, Equatable {
     func check(_ claims: JSONObject, profile: Profile) throws(TokenError) {
         // The usual case, one accepted audience as a string, is answered in place; arrays and refusals read the
         // claim as a value.
-        if !requiresArray, claims.string(ClaimKey.aud, isOneOf: accepted) == true { return }
-        guard let aud = claims[ClaimKey.aud] else {
-            throw TokenError(.invalidClaim, claim: "aud",
-                             "the \(profile.tokenName) has no \"aud\" (audience) claim. \(profile.audienceHint)")
+        if !requiresArray, claims.string(key, isOneOf: accepted) == true { return }
+        guard let aud = claims[key] else {
+            throw TokenError(.invalidClaim, claim: claim,
+                             "the \(profile.tokenName) has no \"\(claim)\" (audience) claim. \(profile.audienceHint)")
         }
         switch aud.kind {
         case .string:
             guard !requiresArray else {
-                throw TokenError(.wrongAudience, claim: "aud",
-                                 "the \(profile.tokenName) has a string as its \"aud\" (audience) claim, but this provider issues an array. \(profile.audienceHint)")
+                throw TokenError(.wrongAudience, claim: claim,
+                                 "the \(profile.tokenName) has a string as its \"\(claim)\" (audience) claim, but this provider issues an array. \(profile.audienceHint)")
             }
             guard matches(aud) else {
                 let accepted = self.accepted
-                throw TokenError(.wrongAudience, claim: "aud",
-                                 "the \(profile.tokenName) has incorrect \"aud\" (audience) claim: expected \(AudienceRule.list(accepted)) but got \(Quoted.value(aud)). \(profile.audienceHint)")
+                throw TokenError(.wrongAudience, claim: claim,
+                                 "the \(profile.tokenName) has incorrect \"\(claim)\" (audience) claim: expected \(AudienceRule.list(accepted)) but got \(Quoted.value(aud)). \(profile.audienceHint)")
             }
         case .array:
             guard allowsArray else {
-                throw TokenError(.wrongAudience, claim: "aud",
-                                 "the \(profile.tokenName) has an array as its \"aud\" (audience) claim, but this provider issues a single string. \(profile.audienceHint)")
+                throw TokenError(.wrongAudience, claim: claim,
+                                 "the \(profile.tokenName) has an array as its \"\(claim)\" (audience) claim, but this provider issues a single string. \(profile.audienceHint)")
             }
             let elements = aud.array ?? []
             for element in elements where element.kind != .string {
-                throw TokenError(.invalidClaim, claim: "aud", "the \"aud\" (audience) array holds a \(element.kind) instead of strings")
+                throw TokenError(.invalidClaim, claim: claim, "the \"\(claim)\" (audience) array holds a \(element.kind) instead of strings")
             }
             guard elements.contains(where: matches) else {
                 let accepted = self.accepted
-                throw TokenError(.wrongAudience, claim: "aud",
-                                 "the \(profile.tokenName) has incorrect \"aud\" (audience) claim: expected \(AudienceRule.list(accepted)) but got \(Quoted.value(aud)). \(profile.audienceHint)")
+                throw TokenError(.wrongAudience, claim: claim,
+                                 "the \(profile.tokenName) has incorrect \"\(claim)\" (audience) claim: expected \(AudienceRule.list(accepted)) but got \(Quoted.value(aud)). \(profile.audienceHint)")
             }
         default:
-            throw TokenError(.invalidClaim, claim: "aud", "the \"aud\" (audience) claim must be a string, not a \(aud.kind)")
+            throw TokenError(.invalidClaim, claim: claim, "the \"\(claim)\" (audience) claim must be a string, not a \(aud.kind)")
         }
     }
 

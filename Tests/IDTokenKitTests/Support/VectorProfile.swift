@@ -47,6 +47,8 @@ enum VectorProfile {
             profile = try .entra(clientIDs: json["audiences"]?.array?.compactMap(\.string) ?? [],
                                  tenants: json["tenants"]?.array?.compactMap(\.string) ?? [],
                                  anyTenant: json["any_tenant"]?.bool ?? false, v1: json["entra_v1"]?.bool ?? false)
+        case "cognito-access":
+            profile = .cognitoAccess(issuer: json["issuers"]?.array?.first?.string ?? "", clientIDs: json["audiences"]?.array?.compactMap(\.string) ?? [])
         case "cognito":
             profile = .cognito(issuer: json["issuers"]?.array?.first?.string ?? "", clientIDs: json["audiences"]?.array?.compactMap(\.string) ?? [])
         default:

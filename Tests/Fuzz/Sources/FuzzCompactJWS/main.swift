@@ -79,7 +79,7 @@ let setups: [Setup] = {
 /// The signed parts of every token in the vectors: the only ones that may ever be accepted.
 let signedParts: Set<Substring> = {
     var parts: Set<Substring> = []
-    for path in ["apple", "facebook", "firebase", "firebase-session", "oidc", "firebase-app-check", "apple-notification", "google", "github-actions", "cognito", "entra"].map({ "Vectors/generated/\($0).json" })
+    for path in ["apple", "facebook", "firebase", "firebase-session", "oidc", "firebase-app-check", "apple-notification", "google", "github-actions", "cognito", "entra", "cognito-access"].map({ "Vectors/generated/\($0).json" })
         + ["Vectors/external/providers/cases.json"] {
         guard let cases = (try? JSONTree.parse(Fuzz.read(path)))?["cases"]?.array else { Fuzz.fail("cannot read \(path)") }
         for token in cases.compactMap({ $0["token"]?.string }) {
