@@ -152,6 +152,16 @@ def rand_hex(n):
     return "".join(rng.choice("0123456789abcdef") for _ in range(n))
 
 
+def uuid():
+    return rand_hex(8) + "-" + rand_hex(4) + "-" + rand_hex(4) + "-" + rand_hex(4) + "-" + rand_hex(12)
+
+
+def cognito_pool(region):
+    """A user pool of `region`: its ID, its issuer, an app client ID and a key ID."""
+    pool = region + "_" + rand_alnum(9)
+    return pool, "https://cognito-idp." + region + ".amazonaws.com/" + pool, rand_alnum(26).lower(), rand_alnum(43) + "="
+
+
 # ---------------------------------------------------------------- case collection
 
 DEFAULT_KEYS = object()  # the suite's key set; None means a key source that has no keys and cannot get any
@@ -820,7 +830,7 @@ def github_actions_suite():
     owner, repo = "acme", "acme/api"
     aud = "https://github.com/" + owner
     kid = rand_hex(32)
-    claims = {"jti": rand_hex(8) + "-" + rand_hex(4) + "-" + rand_hex(4) + "-" + rand_hex(4) + "-" + rand_hex(12),
+    claims = {"jti": uuid(),
               "sub": "repo:acme/api:environment:production", "aud": aud, "ref": "refs/heads/main", "sha": rand_hex(40),
               "repository": repo, "repository_owner": owner, "repository_owner_id": rand_digits(8), "run_id": rand_digits(10),
               "run_number": "42", "run_attempt": "1", "repository_visibility": "private", "repository_id": rand_digits(9),
@@ -870,13 +880,7 @@ def github_actions_suite():
 def cognito_suite():
     T = 1768003200  # 2026-01-10
     region = "eu-west-1"
-    pool = region + "_" + rand_alnum(9)
-    iss = "https://cognito-idp." + region + ".amazonaws.com/" + pool
-    client = rand_alnum(26).lower()
-    kid = rand_alnum(43) + "="
-
-    def uuid():
-        return rand_hex(8) + "-" + rand_hex(4) + "-" + rand_hex(4) + "-" + rand_hex(4) + "-" + rand_hex(12)
+    pool, iss, client, kid = cognito_pool(region)
 
     claims = {"sub": uuid(), "email_verified": True, "iss": iss, "cognito:username": "kim", "origin_jti": uuid(), "aud": client,
               "event_id": uuid(), "token_use": "id", "auth_time": T - 10, "exp": T + 3600, "iat": T, "jti": uuid(),
@@ -912,13 +916,7 @@ def cognito_suite():
 def cognito_access_suite():
     T = 1768176000  # 2026-01-12
     region = "eu-west-1"
-    pool = region + "_" + rand_alnum(9)
-    iss = "https://cognito-idp." + region + ".amazonaws.com/" + pool
-    client = rand_alnum(26).lower()
-    kid = rand_alnum(43) + "="
-
-    def uuid():
-        return rand_hex(8) + "-" + rand_hex(4) + "-" + rand_hex(4) + "-" + rand_hex(4) + "-" + rand_hex(12)
+    pool, iss, client, kid = cognito_pool(region)
 
     claims = {"sub": uuid(), "iss": iss, "client_id": client, "origin_jti": uuid(), "event_id": uuid(), "token_use": "access",
               "scope": "aws.cognito.signin.user.admin", "auth_time": T - 10, "exp": T + 3600, "iat": T, "jti": uuid(), "username": "kim"}
@@ -947,10 +945,7 @@ def cognito_access_suite():
 def entra_suite():
     T = 1768089600  # 2026-01-11
 
-    def guid():
-        return rand_hex(8) + "-" + rand_hex(4) + "-" + rand_hex(4) + "-" + rand_hex(4) + "-" + rand_hex(12)
-
-    tenant, other, client = guid(), guid(), guid()
+    tenant, other, client = uuid(), uuid(), uuid()
 
     def v2(tid):
         return "https://login.microsoftonline.com/" + tid + "/v2.0"
@@ -959,7 +954,7 @@ def entra_suite():
         return "https://sts.windows.net/" + tid + "/"
 
     kid = rand_alnum(27)
-    claims = {"aud": client, "iss": v2(tenant), "iat": T, "exp": T + 3600, "aio": rand_alnum(40), "name": "Kim Lee", "oid": guid(),
+    claims = {"aud": client, "iss": v2(tenant), "iat": T, "exp": T + 3600, "aio": rand_alnum(40), "name": "Kim Lee", "oid": uuid(),
               "preferred_username": "kim@contoso.example", "rh": rand_alnum(20), "sub": rand_alnum(43), "tid": tenant,
               "uti": rand_alnum(22), "ver": "2.0"}
     profile = {"provider": "entra", "audiences": [client], "tenants": [tenant]}
