@@ -125,7 +125,7 @@ def main():
         headers = denied_headers(response)
         check(response.status.code == grpc.StatusCode.UNAVAILABLE.value[0] and response.denied_response.status.code == 503
               and "retry-after" in headers and headers.get("x-auth-error") == "keys_unavailable"
-              and "www-authenticate" not in headers,
+              and response.status.message == "keys_unavailable" and "www-authenticate" not in headers,
               "keys unavailable: UNAVAILABLE, denied_response 503 with retry-after (%d, %s)" % (response.status.code, headers))
 
         keys.keys = [key]
@@ -166,8 +166,8 @@ def main():
         response = call({})
         headers = denied_headers(response)
         check(response.status.code == grpc.StatusCode.UNAUTHENTICATED.value[0] and response.denied_response.status.code == 401
-              and headers.get("www-authenticate", "").startswith("Bearer"),
-              "no token: UNAUTHENTICATED, 401 with a Bearer challenge")
+              and headers.get("www-authenticate", "").startswith("Bearer") and response.status.message == "missing_token",
+              "no token: UNAUTHENTICATED, 401 with a Bearer challenge, status message missing_token")
         refused = key.token(firebase_claims(firebase={"sign_in_provider": "phone"}))
         response = call({"authorization": "Bearer " + refused})
         headers = denied_headers(response)
@@ -300,13 +300,14 @@ def main():
         check(call({"authorization": "Bearer " + first}).status.code == 0, "replay store: a new token is OK")
         response = call({"authorization": "Bearer " + first})
         check(response.status.code == grpc.StatusCode.UNAUTHENTICATED.value[0]
-              and denied_headers(response).get("x-auth-error") == "replayed", "replay store: the same token again is replayed")
+              and denied_headers(response).get("x-auth-error") == "replayed" and response.status.message == "replayed",
+              "replay store: the same token again is replayed")
         stop_redis(redis, redis_port)
         response = call({"authorization": "Bearer " + key.token(firebase_claims(sub="replay-2"))})
         headers = denied_headers(response)
         check(response.status.code == grpc.StatusCode.UNAVAILABLE.value[0] and response.denied_response.status.code == 503
               and headers.get("x-auth-error") == "replay_store_unavailable" and "retry-after" in headers
-              and "www-authenticate" not in headers,
+              and response.status.message == "replay_store_unavailable" and "www-authenticate" not in headers,
               "Redis stopped: UNAVAILABLE, denied_response 503 replay_store_unavailable with retry-after (%d, %s)"
               % (response.status.code, headers))
         redis = start_redis(redis_port, work)

@@ -25,6 +25,10 @@ package struct ServeResponse: Sendable {
     package var status: Int
     package var headers: [(String, String)]
     package var body: String
+    /// The verdict's code when the answer refuses a token (what `X-Auth-Error` says over HTTP): the gRPC door's
+    /// `status.message`, taken from the decision rather than read back from the headers. Nil for an allow, a
+    /// request without a token, and the paths that are not `/verify`.
+    package var refused: TokenError.Code?
     /// The metrics slot of a `/verify` answer (see ``ServeMetrics``); nil for other paths.
     var slot: Int?
 }

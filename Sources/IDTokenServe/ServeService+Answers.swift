@@ -25,6 +25,7 @@ extension ServeService {
         }
         var response = ServeResponse(status: status, headers: headers, body: "")
         response.slot = ServeMetrics.slot(error.code)
+        response.refused = error.code
         return response
     }
 

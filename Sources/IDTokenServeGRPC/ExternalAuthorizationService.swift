@@ -9,9 +9,10 @@ import IDTokenServe
 /// - Allow (200): status OK; `ok_response.headers` the identity headers (lower-case names, overwriting), and
 ///   `headers_to_remove` every identity header the answer does not carry, so that a client's own `x-auth-email`
 ///   never reaches the upstream (and `authorization` too when `serve.grpcRemoveAuthorization` says so).
-/// - Refuse (401, 403, 503): status UNAUTHENTICATED, PERMISSION_DENIED or UNAVAILABLE with a `denied_response`
-///   carrying the HTTP door's status and headers (`www-authenticate`, `x-auth-error`, `retry-after`), which Envoy
-///   sends to the client.
+/// - Refuse (401, 403, 503): status UNAUTHENTICATED, PERMISSION_DENIED or UNAVAILABLE, whose message is the
+///   verdict's code (``ServeResponse/refused``, `missing_token` without a token), with a `denied_response` carrying
+///   the HTTP door's status and headers (`www-authenticate`, `x-auth-error`, `retry-after`), which Envoy sends to
+///   the client.
 package struct ExternalAuthorizationService: Envoy_Service_Auth_V3_Authorization.SimpleServiceProtocol {
     /// The context extension (set per route in Envoy's `ext_authz` per-route configuration) that names a profile.
     package static let profileExtension = "idtoken-profile"
@@ -102,7 +103,7 @@ package struct ExternalAuthorizationService: Envoy_Service_Auth_V3_Authorization
             default: code = .internalError
             }
             status.code = Int32(code.rawValue)
-            status.message = headers.first { $0.0 == "x-auth-error" }?.1 ?? (answer.status == 401 ? "missing_token" : "refused")
+            status.message = answer.refused?.rawValue ?? (answer.status == 401 ? "missing_token" : "refused")
             var denied = Envoy_Service_Auth_V3_DeniedHttpResponse()
             denied.status.code = Envoy_Type_V3_StatusCode(rawValue: answer.status) ?? .internalServerError
             denied.headers = headers.map { option($0.0, $0.1) }
