@@ -96,6 +96,7 @@ idtk_spark_setup() {
 }
 
 idtk_grpc_check_setup() {
-    # scripts/check_grpc.py calls the gRPC door from Python's grpcio, with stubs grpcio-tools generates from Protos/.
-    idtk_install_python "the gRPC door's check" "grpc, grpc_tools" grpcio grpcio-tools
+    # scripts/check_grpc.py calls the gRPC door from Python's grpcio, with stubs grpcio-tools generates from Protos/;
+    # scripts/check_grpc_hostile.py builds HTTP/2 frames with h2's hpack and hyperframe.
+    idtk_install_python "the gRPC door's checks" "grpc, grpc_tools, hpack, hyperframe" grpcio grpcio-tools h2
 }
