@@ -317,6 +317,38 @@ import Testing
         }
     }
 
+    @Test func anIssuersKeysAreFoundThroughItsDiscoveryDocument() async throws {
+        let valid = try Self.valid("oidc")
+        let jwks = try String(contentsOfFile: valid.keysPath!, encoding: .utf8)
+        // A second application is the issuer's discovery document and the key set it names; the document names the
+        // issuer it is served for (its own address), as HTTPKeySource requires.
+        let issuerRouter = Router()
+        issuerRouter.get(".well-known/openid-configuration") { request, _ in
+            let address = "http://" + (request.head.authority ?? "")
+            return Response(status: .ok, headers: [.contentType: "application/json"],
+                            body: .init(byteBuffer: ByteBuffer(string: "{\"issuer\":\"\(address)\",\"jwks_uri\":\"\(address)/jwks\"}")))
+        }
+        issuerRouter.get("jwks") { _, _ in
+            Response(status: .ok, headers: [.contentType: "application/json", .cacheControl: "max-age=600"],
+                     body: .init(byteBuffer: ByteBuffer(string: jwks)))
+        }
+        try await Application(router: issuerRouter, configuration: .init(address: .hostname("127.0.0.1", port: 0))).test(.live) { issuer in
+            let port = try #require(issuer.port)
+            let keys = try HTTPKeySource(url: "http://127.0.0.1:\(port)/.well-known/openid-configuration")
+            var idTokens = IDTokens()
+            idTokens.use(try IDTokenVerifier(profile: valid.profile, keys: keys), as: "corp", now: { Date(timeIntervalSince1970: valid.at) })
+            let router = Router(context: BasicIDTokenRequestContext.self)
+            router.post("verify") { [idTokens] request, context -> String in
+                try await idTokens.verify(request, context: context, profile: "corp").subject
+            }
+            try await Self.live(idTokens, router: router) { client in
+                let reply = try await client.execute(uri: "/verify", method: .post, headers: Self.bearer(valid.token))
+                #expect(reply.status == .ok)
+                #expect(keys.status().fetchCount == 1 && keys.discoveryIssuer == "http://127.0.0.1:\(port)")
+            }
+        }
+    }
+
     @Test func theKeyRefreshServiceRunsInTheServiceGroupAndStopsOnShutdown() async throws {
         let valid = try Self.valid("firebase")
         let jwks = try String(contentsOfFile: valid.keysPath!, encoding: .utf8)

@@ -254,6 +254,36 @@ import Vapor
         }
     }
 
+    @Test func anIssuersKeysAreFoundThroughItsDiscoveryDocument() async throws {
+        let valid = try Self.valid("oidc")
+        let jwks = try String(contentsOfFile: valid.keysPath!, encoding: .utf8)
+        let asked = Handled()
+        // A second application is the issuer's discovery document and the key set it names; the document names the
+        // issuer it is served for (its own address), as HTTPKeySource requires.
+        try await RunningApp.with({ issuer in
+            issuer.get(".well-known", "openid-configuration") { req in
+                asked.append("document")
+                let address = "http://" + (req.headers.first(name: .host) ?? "")
+                return Response(status: .ok, headers: ["Content-Type": "application/json"],
+                                body: .init(string: "{\"issuer\":\"\(address)\",\"jwks_uri\":\"\(address)/jwks\"}"))
+            }
+            issuer.get("jwks") { _ in
+                asked.append("jwks")
+                return Response(status: .ok, headers: ["Content-Type": "application/json", "Cache-Control": "max-age=600"], body: .init(string: jwks))
+            }
+        }) { issuer in
+            let keys = try HTTPKeySource(url: "http://127.0.0.1:\(issuer.port)/.well-known/openid-configuration")
+            try await RunningApp.with({ app in
+                app.idTokens.use(try IDTokenVerifier(profile: valid.profile, keys: keys), as: "corp", now: { Date(timeIntervalSince1970: valid.at) })
+                app.post("verify") { req async throws -> String in try await req.idToken.verify(profile: "corp").subject }
+            }) { server in
+                let reply = try await server.send("/verify", token: valid.token)
+                #expect(reply.status == 200, "\(reply.body)")
+                #expect(asked.entries.prefix(2) == ["document", "jwks"], "\(asked.entries)")
+            }
+        }
+    }
+
     @Test func theKeyRefreshServiceStartsWithTheAppAndStopsOnShutdown() async throws {
         let valid = try Self.valid("firebase")
         let jwks = try String(contentsOfFile: valid.keysPath!, encoding: .utf8)
