@@ -20,7 +20,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "scripts"))
-from check_serve import PROJECT, Key, firebase_claims  # noqa: E402
+from check_serve import Key, firebase_claims, firebase_config  # noqa: E402
 from check_grpc import stubs  # noqa: E402
 
 
@@ -46,12 +46,7 @@ def main():
     serve = None
     try:
         key = Key("load-key")
-        keys = os.path.join(work, "keys.json")
-        with open(keys, "w") as f:
-            json.dump({"keys": [key.jwk()]}, f)
-        config = os.path.join(work, "serve.json")
-        with open(config, "w") as f:
-            json.dump({"profiles": [{"provider": "firebase", "projectId": PROJECT, "keys": keys}]}, f)
+        _, config = firebase_config(work, key)
         token = key.token(firebase_claims(exp=2_000_000_000))
         serve = subprocess.Popen([args.binary, "serve", "--config", config, "--listen", "127.0.0.1:0", "--grpc-listen",
                                   "127.0.0.1:0", "--threads", str(args.threads), "--log-level", "warning"],

@@ -25,7 +25,7 @@ from hyperframe.frame import (ContinuationFrame, DataFrame, GoAwayFrame, Headers
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from check_grpc import stubs  # noqa: E402
-from check_serve import FAILURES, PROJECT, Key, check, firebase_claims, rss_kib  # noqa: E402
+from check_serve import FAILURES, Key, check, firebase_claims, firebase_config, rss_kib  # noqa: E402
 
 PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
 METHOD = "/envoy.service.auth.v3.Authorization/Check"
@@ -100,12 +100,7 @@ def main():
     from envoy.service.auth.v3 import external_auth_pb2 as auth, external_auth_pb2_grpc as auth_grpc
 
     key = Key("hostile-key")
-    keys = os.path.join(work, "keys.json")
-    with open(keys, "w") as f:
-        json.dump({"keys": [key.jwk()]}, f)
-    config = os.path.join(work, "serve.json")
-    with open(config, "w") as f:
-        json.dump({"profiles": [{"provider": "firebase", "projectId": PROJECT, "keys": keys}]}, f)
+    _, config = firebase_config(work, key)
     log = open(os.path.join(work, "serve.log"), "wb")
     serve = subprocess.Popen([binary, "serve", "--config", config, "--listen", "127.0.0.1:0", "--grpc-listen", "127.0.0.1:0",
                               "--threads", "2"], stdout=subprocess.PIPE, stderr=log)

@@ -31,7 +31,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "Vectors", "tools"))
-from check_serve import NGINX_CONF, PROJECT, Key, Upstream, check, firebase_claims, free_port, request, wait_until, FAILURES  # noqa: E402
+from check_serve import NGINX_CONF, Key, Upstream, check, firebase_claims, firebase_config, free_port, request, wait_until, FAILURES  # noqa: E402
 from check_cli import arguments  # noqa: E402
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
@@ -136,12 +136,7 @@ def exercise(label, prefix, binary, work):
 
 def serve_behind_nginx(label, prefix, binary, work):
     key = Key("package-check")
-    keys = os.path.join(work, "keys.json")
-    with open(keys, "w") as f:
-        json.dump({"keys": [key.jwk()]}, f)
-    config = os.path.join(work, "serve.json")
-    with open(config, "w") as f:
-        json.dump({"profiles": [{"provider": "firebase", "projectId": PROJECT, "keys": keys}]}, f)
+    keys, config = firebase_config(work, key)
     os.chmod(work, 0o755)
     for p in (keys, config):
         os.chmod(p, 0o644)

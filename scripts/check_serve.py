@@ -63,6 +63,18 @@ class Key:
         return header + "." + payload + "." + b64url(signature)
 
 
+def firebase_config(work, key):
+    """A configuration file of one Firebase profile whose keys are `key`'s (a JWKS file beside it): the paths of
+    the key file and of the configuration."""
+    keys = os.path.join(work, "keys.json")
+    with open(keys, "w") as f:
+        json.dump({"keys": [key.jwk()]}, f)
+    config = os.path.join(work, "serve.json")
+    with open(config, "w") as f:
+        json.dump({"profiles": [{"provider": "firebase", "projectId": PROJECT, "keys": keys}]}, f)
+    return keys, config
+
+
 def firebase_claims(sub="user-42", **extra):
     now = int(time.time())
     claims = {"iss": "https://securetoken.google.com/" + PROJECT, "aud": PROJECT, "sub": sub, "iat": now - 30,
