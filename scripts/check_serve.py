@@ -63,13 +63,13 @@ class Key:
         return header + "." + payload + "." + b64url(signature)
 
 
-def firebase_config(work, key):
-    """A configuration file of one Firebase profile whose keys are `key`'s (a JWKS file beside it): the paths of
-    the key file and of the configuration."""
-    keys = os.path.join(work, "keys.json")
+def firebase_config(work, key, keys_name="keys.json", config_name="serve.json"):
+    """A configuration file of one Firebase profile whose keys are `key`'s (a JWKS file beside it), named
+    `config_name` and `keys_name` in `work`: the paths of the key file and of the configuration."""
+    keys = os.path.join(work, keys_name)
     with open(keys, "w") as f:
         json.dump({"keys": [key.jwk()]}, f)
-    config = os.path.join(work, "serve.json")
+    config = os.path.join(work, config_name)
     with open(config, "w") as f:
         json.dump({"profiles": [{"provider": "firebase", "projectId": PROJECT, "keys": keys}]}, f)
     return keys, config
@@ -227,12 +227,7 @@ def check_unprivileged(binary, work, key):
     # a mktemp -d folder), and what is checked is the service, not the checkout's permissions.
     binary = shutil.copy(binary, os.path.join(work, "idtoken-unprivileged"))
     os.chmod(binary, 0o755)
-    keys = os.path.join(work, "unprivileged-keys.json")
-    with open(keys, "w") as f:
-        json.dump({"keys": [key.jwk()]}, f)
-    config_path = os.path.join(work, "unprivileged.json")
-    with open(config_path, "w") as f:
-        json.dump({"profiles": [{"provider": "firebase", "projectId": PROJECT, "keys": keys}]}, f)
+    keys, config_path = firebase_config(work, key, "unprivileged-keys.json", "unprivileged.json")
     for path in (keys, config_path):
         os.chmod(path, 0o644)
 
