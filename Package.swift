@@ -18,18 +18,15 @@ let package = Package(
         .executable(name: "idtoken", targets: ["idtoken"]),
         .executable(name: "idtoken-bench", targets: ["idtoken-bench"]),
     ],
-    // GRPC: `idtoken serve --grpc-listen`, Envoy's ext_authz over gRPC (grpc-swift 2). Off by default: its
-    // packages add minutes to a cold build that users of the other doors need not pay (`swift build --traits GRPC`;
+    // GRPC: `idtoken serve --grpc-listen`, Envoy's ext_authz over gRPC (HTTP/2 by swift-nio-http2). Off by default:
+    // its package adds to a cold build that users of the other doors need not pay (`swift build --traits GRPC`;
     // scripts/package builds the released binary with it).
     traits: [
         .trait(name: "GRPC", description: "idtoken serve --grpc-listen: Envoy's ext_authz over gRPC"),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
-        .package(url: "https://github.com/grpc/grpc-swift-2", from: "2.4.3"),
-        .package(url: "https://github.com/grpc/grpc-swift-nio-transport", from: "2.9.2"),
-        .package(url: "https://github.com/grpc/grpc-swift-protobuf", from: "2.4.1"),
-        .package(url: "https://github.com/apple/swift-protobuf", from: "1.39.0"),
+        .package(url: "https://github.com/apple/swift-nio-http2", from: "1.46.0"),
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.80.0"),
@@ -83,18 +80,6 @@ let package = Package(
         ),
         // The configuration file every door reads (`--config`): profiles, their keys, and the doors' own members.
         .target(name: "IDTokenConfiguration", dependencies: ["IDTokenKit"]),
-        // The gRPC door of `idtoken serve` (the GRPC trait): Envoy's ext_authz Authorization service, its code
-        // generated from Protos/ by scripts/generate_protos and committed.
-        .target(
-            name: "IDTokenServeGRPC",
-            dependencies: [
-                "IDTokenServe",
-                .product(name: "GRPCCore", package: "grpc-swift-2"),
-                .product(name: "GRPCNIOTransportHTTP2", package: "grpc-swift-nio-transport"),
-                .product(name: "GRPCProtobuf", package: "grpc-swift-protobuf"),
-                .product(name: "SwiftProtobuf", package: "swift-protobuf"),
-            ]
-        ),
         .target(
             name: "IDTokenAudit",
             dependencies: [
@@ -115,6 +100,9 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                // The gRPC door (GRPCConnection): HTTP/2 frames, gRPC itself written by hand.
+                .product(name: "NIOHTTP2", package: "swift-nio-http2", condition: .when(traits: ["GRPC"])),
+                .product(name: "NIOHPACK", package: "swift-nio-http2", condition: .when(traits: ["GRPC"])),
             ]
         ),
         .executableTarget(
@@ -126,7 +114,6 @@ let package = Package(
                 "IDTokenAudit",
                 "IDTokenKitRedis",
                 "IDTokenServe",
-                .target(name: "IDTokenServeGRPC", condition: .when(traits: ["GRPC"])),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]

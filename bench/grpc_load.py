@@ -1,12 +1,19 @@
 #!/usr/bin/env python3
-"""The gRPC door beside the HTTP door under load, on loopback: one `idtoken serve --grpc-listen` process, the same
-valid Firebase token (static keys, so no fetch), `h2load` (nghttp2) sending the same `Check` call as gRPC over
-HTTP/2 and `wrk` sending `GET /verify` over HTTP/1.1 keep-alive, each for a fixed number of seconds with the same
-connections. Reports requests/s, the clients' latency (h2load: mean; wrk: p50 and p99) and the service's CPU time a
-request (from /proc, user + system), the ratio that compares the doors on a shared machine.
+"""Both doors of `idtoken serve` under load on loopback, beside nginx's empty 200 (the HTTP floor) and libcrypto's raw
+RSA-2048 verify: one `idtoken serve --grpc-listen` process per cache setting, one valid Firebase token (static keys,
+so no fetch), `h2load` (nghttp2) sending Envoy's `Check` call as gRPC over HTTP/2 and `wrk` sending `GET /verify` over
+HTTP/1.1 keep-alive, each for a fixed number of seconds with as many requests in flight (connections × streams).
+
+Rows: "known token" (the verified-token cache on: what a mesh sees, the same token on every request of a session) and
+"distinct token" (the cache off, `serve.verifiedTokenCache: 0`: every request verifies the signature, as a token not
+seen before does), for each door; then the gRPC door at half its saturating rate (h2load --rps, each request's time
+from its log: p50 and p99). Reported: requests/s, the clients' latency, and the server's CPU time a request (user +
+system from /proc), the figure that compares the doors on a shared machine; the ratios DESIGN §9/§18 and issue 42
+set: known token / nginx, distinct token against raw + 1.5 × nginx, gRPC / HTTP.
 
 Usage: python3 bench/grpc_load.py PATH/TO/idtoken [--seconds 10] [--connections 4] [--streams 16] [--threads 2]
-(an idtoken built with the GRPC trait: scripts/package's .build/package/idtoken)
+(an idtoken built with the GRPC trait: scripts/package's .build/package/idtoken, or
+`swift build -c release --traits GRPC --product idtoken`)
 """
 import argparse
 import json
@@ -18,6 +25,7 @@ import struct
 import subprocess
 import sys
 import tempfile
+import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "scripts"))
 from check_serve import Key, firebase_claims, firebase_config  # noqa: E402
@@ -29,72 +37,167 @@ def cpu_seconds(pid):
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def percentile(values, fraction):
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))] if ordered else float("nan")
+
+
+def h2load(args, grpc_address, body, log=None, rps=None):
+    argv = ["h2load", "-D", str(args.seconds), "-c", str(args.connections), "-m", str(args.streams), "-t", "1",
+            "-d", body, "-H", "content-type: application/grpc", "-H", "te: trailers"]
+    if log:
+        argv += ["--log-file", log]
+    if rps:
+        argv += ["--rps", str(max(1, int(rps / args.connections)))]
+    return subprocess.run(argv + [f"http://{grpc_address}/envoy.service.auth.v3.Authorization/Check"],
+                          capture_output=True, text=True).stdout
+
+
+def wrk(args, port, token=None):
+    argv = ["wrk", "-d", f"{args.seconds}s", "-c", str(args.connections * args.streams), "-t", "1", "--latency"]
+    if token:
+        argv += ["-H", "Authorization: Bearer " + token]
+    return subprocess.run(argv + [f"http://127.0.0.1:{port}/verify"], capture_output=True, text=True).stdout
+
+
+def measured(pid, run):
+    """(requests, requests/s, latency text, µs of the server's CPU a request) of one timed run."""
+    before = cpu_seconds(pid)
+    output = run()
+    cpu = cpu_seconds(pid) - before
+    if "h2load" in output or "finished in" in output:
+        match = re.search(r"requests: \d+ total, \d+ started, (\d+) done, (\d+) succeeded", output)
+        if not match or int(match.group(2)) == 0:
+            raise SystemExit("h2load failed:\n" + output)
+        requests = int(match.group(2))
+        rps = float(re.search(r"finished in [\d.]+m?s, ([\d.]+) req/s", output).group(1))
+        latency = "mean " + re.search(r"time for request:\s+\S+\s+\S+\s+(\S+)", output).group(1)
+    else:
+        requests = int(re.search(r"(\d+) requests in", output).group(1))
+        if "Non-2xx" in output:
+            raise SystemExit("wrk saw refusals:\n" + output)
+        rps = float(re.search(r"Requests/sec:\s+([\d.]+)", output).group(1))
+        latency = "p50 %s, p99 %s" % (re.search(r"50%\s+(\S+)", output).group(1), re.search(r"99%\s+(\S+)", output).group(1))
+    return requests, rps, latency, cpu * 1e6 / max(requests, 1)
+
+
+def nginx_floor(args, work):
+    for sub in ("tmp-body", "tmp-proxy", "tmp-fastcgi", "tmp-uwsgi", "tmp-scgi"):
+        os.makedirs(os.path.join(work, sub), exist_ok=True)
+    import socket
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    with open(os.path.join(work, "nginx.conf"), "w") as f:
+        f.write("""daemon off; master_process off; worker_processes 1; error_log %(w)s/e.log error; pid %(w)s/n.pid;
+events { worker_connections 4096; }
+http { access_log off; client_body_temp_path %(w)s/tmp-body; proxy_temp_path %(w)s/tmp-proxy;
+  fastcgi_temp_path %(w)s/tmp-fastcgi; uwsgi_temp_path %(w)s/tmp-uwsgi; scgi_temp_path %(w)s/tmp-scgi;
+  keepalive_requests 1000000;
+  server { listen 127.0.0.1:%(p)d; location / { return 200; } } }
+""" % {"w": work, "p": port})
+    nginx = subprocess.Popen([shutil.which("nginx") or "/usr/sbin/nginx", "-p", work, "-c", os.path.join(work, "nginx.conf")],
+                             stderr=subprocess.DEVNULL)
+    try:
+        time.sleep(0.5)
+        return measured(nginx.pid, lambda: wrk(args, port))
+    finally:
+        nginx.terminate()
+        nginx.wait(timeout=10)
+
+
+def raw_verify_us():
+    speed = subprocess.run(["openssl", "speed", "-seconds", "3", "-mr", "rsa2048"], capture_output=True, text=True).stdout
+    match = re.search(r"\+F2:\d+:2048:([\d.]+):([\d.]+)", speed)
+    value = float(match.group(2)) if match else float("nan")
+    return 1e6 / value if match and value > 1 else value * 1e6   # -mr: seconds an op in newer versions, ops/s before
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("binary")
     parser.add_argument("--seconds", type=int, default=10)
     parser.add_argument("--connections", type=int, default=4)
-    parser.add_argument("--streams", type=int, default=16, help="concurrent streams a connection (h2load -m)")
+    parser.add_argument("--streams", type=int, default=16, help="concurrent streams a connection (h2load -m); wrk gets connections × streams connections")
     parser.add_argument("--threads", type=int, default=2, help="the service's event-loop threads")
+    parser.add_argument("--libcrypto", action="store_true",
+                        help="signatures one at a time through libcrypto, as on a CPU without AVX-512 IFMA (IDTK_RSA_BATCH=libcrypto)")
     args = parser.parse_args()
-    for tool in ("h2load", "wrk"):
-        if not shutil.which(tool):
-            raise SystemExit(f"{tool} is not installed (apt-get install nghttp2-client wrk)")
+    for tool in ("h2load", "wrk", "nginx"):
+        if not shutil.which(tool) and not os.path.exists("/usr/sbin/" + tool):
+            raise SystemExit(f"{tool} is not installed (apt-get install nghttp2-client wrk nginx)")
     work = tempfile.mkdtemp(prefix="idtk-grpc-load-")
     stubs(work)
     from envoy.service.auth.v3 import external_auth_pb2 as auth
-    serve = None
     try:
         key = Key("load-key")
         _, config = firebase_config(work, key)
+        with open(config) as f:
+            base = json.load(f)
         token = key.token(firebase_claims(exp=2_000_000_000))
-        serve = subprocess.Popen([args.binary, "serve", "--config", config, "--listen", "127.0.0.1:0", "--grpc-listen",
-                                  "127.0.0.1:0", "--threads", str(args.threads), "--log-level", "warning"],
-                                 stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
-        http_port = int(serve.stdout.readline().decode().strip().rsplit(":", 1)[1])
-        grpc_address = serve.stdout.readline().decode().strip().rsplit(" ", 1)[1]
 
         request = auth.CheckRequest()
         http = request.attributes.request.http
         http.method, http.path, http.host, http.protocol = "GET", "/app/orders", "app.example.com", "HTTP/1.1"
         http.headers["authorization"] = "Bearer " + token
+        for name, value in (("user-agent", "Mozilla/5.0 (bench)"), ("accept", "application/json"), ("x-request-id", "4f1c2d"),
+                            (":authority", "app.example.com"), (":method", "GET"), (":path", "/app/orders"), ("x-forwarded-proto", "https")):
+            http.headers[name] = value
         message = request.SerializeToString()
         body = os.path.join(work, "check.bin")
         with open(body, "wb") as f:
             f.write(b"\x00" + struct.pack(">I", len(message)) + message)   # gRPC length-prefixed message
 
-        results = []
-        for door, argv in (
-            ("gRPC (h2load)", ["h2load", "-D", str(args.seconds), "-c", str(args.connections), "-m", str(args.streams),
-                               "-d", body, "-H", "content-type: application/grpc", "-H", "te: trailers",
-                               f"http://{grpc_address}/envoy.service.auth.v3.Authorization/Check"]),
-            ("HTTP (wrk)", ["wrk", "-d", f"{args.seconds}s", "-c", str(args.connections * args.streams), "-t", "2",
-                            "--latency", "-H", "Authorization: Bearer " + token, f"http://127.0.0.1:{http_port}/verify"]),
-        ):
-            before = cpu_seconds(serve.pid)
-            output = subprocess.run(argv, capture_output=True, text=True).stdout
-            cpu = cpu_seconds(serve.pid) - before
-            if door.startswith("gRPC"):
-                done = int(re.search(r"requests: \d+ total, \d+ started, (\d+) done, (\d+) succeeded", output).group(2))
-                rps = float(re.search(r"finished in [\d.]+m?s, ([\d.]+) req/s", output).group(1))
-                mean = re.search(r"time for request:\s+\S+\s+\S+\s+(\S+)", output).group(1)
-                latency = f"mean {mean}"
-                requests = done
-            else:
-                requests = int(re.search(r"(\d+) requests in", output).group(1))
-                rps = float(re.search(r"Requests/sec:\s+([\d.]+)", output).group(1))
-                p50 = re.search(r"50%\s+(\S+)", output).group(1)
-                p99 = re.search(r"99%\s+(\S+)", output).group(1)
-                latency = f"p50 {p50}, p99 {p99}"
-            results.append((door, requests, rps, latency, cpu * 1e6 / max(requests, 1)))
-        print(f"{'door':16} {'requests':>9} {'req/s':>9}  {'latency':24} {'service CPU a request':>22}")
-        for door, requests, rps, latency, micros in results:
-            print(f"{door:16} {requests:9d} {rps:9.0f}  {latency:24} {micros:19.1f} µs")
-        print(f"gRPC / HTTP service CPU a request: {results[0][4] / results[1][4]:.2f}")
+        rows = {}
+        half = None
+        for label, cache in (("known token", 8192), ("distinct token", 0)):
+            configuration = dict(base, serve={"verifiedTokenCache": cache})
+            path = os.path.join(work, f"serve-{cache}.json")
+            with open(path, "w") as f:
+                json.dump(configuration, f)
+            serve = subprocess.Popen([args.binary, "serve", "--config", path, "--listen", "127.0.0.1:0", "--grpc-listen",
+                                      "127.0.0.1:0", "--threads", str(args.threads), "--log-level", "warning"],
+                                     stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                     env=dict(os.environ, IDTK_RSA_BATCH="libcrypto") if args.libcrypto else None)
+            try:
+                http_port = int(serve.stdout.readline().decode().strip().rsplit(":", 1)[1])
+                grpc_address = serve.stdout.readline().decode().strip().rsplit(" ", 1)[1]
+                rows[("HTTP", label)] = measured(serve.pid, lambda: wrk(args, http_port, token))
+                rows[("gRPC", label)] = measured(serve.pid, lambda: h2load(args, grpc_address, body))
+                if cache:
+                    # Half the gRPC door's saturating rate, open loop per client: each request's time from h2load's log.
+                    log = os.path.join(work, "h2load.log")
+                    rate = rows[("gRPC", label)][1] / 2
+                    h2load(args, grpc_address, body, log=log, rps=rate)
+                    times = [int(line.split("\t")[2]) for line in open(log) if line.count("\t") >= 2]
+                    half = (rate, len(times), percentile(times, 0.5), percentile(times, 0.99))
+            finally:
+                serve.send_signal(signal.SIGTERM)
+                serve.wait(timeout=30)
+        floor = nginx_floor(args, work)
+        raw = raw_verify_us()
+
+        in_flight = args.connections * args.streams
+        print(f"{in_flight} requests in flight: h2load {args.connections} connections × {args.streams} streams; "
+              f"wrk {in_flight} connections; the service on {args.threads} event-loop threads"
+              + (", signatures through libcrypto one at a time" if args.libcrypto else ""))
+        print(f"| {'door':5} | {'tokens':15} | {'requests':>9} | {'req/s':>8} | {'latency':26} | server CPU µs a request |")
+        print("|---|---|---:|---:|---|---:|")
+        print(f"| nginx | empty 200 (floor) | {floor[0]:9d} | {floor[1]:8.0f} | {floor[2]:26} | {floor[3]:.1f} |")
+        for (door, label), (requests, rps, latency, micros) in rows.items():
+            print(f"| {door:5} | {label:15} | {requests:9d} | {rps:8.0f} | {latency:26} | {micros:.1f} |")
+        print(f"| raw   | RSA-2048 verify (openssl speed) | | | | {raw:.1f} |")
+        nginx_us = floor[3]
+        for door in ("HTTP", "gRPC"):
+            known, distinct = rows[(door, "known token")][3], rows[(door, "distinct token")][3]
+            print(f"{door}: known token {known / nginx_us:.2f} × nginx (goal ≤ 1.25); distinct token {distinct:.1f} µs against "
+                  f"raw + 1.5 × nginx = {raw + 1.5 * nginx_us:.1f} µs")
+        for label in ("known token", "distinct token"):
+            print(f"gRPC / HTTP server CPU a request, {label}: {rows[('gRPC', label)][3] / rows[('HTTP', label)][3]:.2f} (goal ≤ 1.5)")
+        if half:
+            print(f"gRPC at half saturation ({half[0]:.0f} calls/s, {half[1]} calls): p50 {half[2] / 1000:.2f} ms, "
+                  f"p99 {half[3] / 1000:.2f} ms (goal p99 ≤ 1 ms)")
     finally:
-        if serve:
-            serve.send_signal(signal.SIGTERM)
-            serve.wait(timeout=30)
         shutil.rmtree(work, ignore_errors=True)
 
 

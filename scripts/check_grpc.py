@@ -60,6 +60,43 @@ def stop_redis(redis, port):
         redis.wait()
 
 
+def raw_call(port, headers, chunks, end_stream=True, seconds=5):
+    """One call over a raw HTTP/2 connection (Python's h2 as the client, no gRPC library): `headers`, then each of
+    `chunks` as a DATA frame, END_STREAM on the last when `end_stream`. Returns the response's headers and trailers
+    in one dict (None when nothing ends the stream within `seconds`) and the body bytes."""
+    import socket
+    import h2.config
+    import h2.connection
+    import h2.events
+    sock = socket.create_connection(("127.0.0.1", port), timeout=seconds)
+    connection = h2.connection.H2Connection(h2.config.H2Configuration(client_side=True, header_encoding="utf-8"))
+    connection.initiate_connection()
+    connection.send_headers(1, headers, end_stream=not chunks and end_stream)
+    for index, chunk in enumerate(chunks):
+        connection.send_data(1, chunk, end_stream=end_stream and index == len(chunks) - 1)
+    sock.sendall(connection.data_to_send())
+    answer, body, deadline = {}, b"", time.time() + seconds
+    try:
+        while time.time() < deadline:
+            data = sock.recv(65536)
+            if not data:
+                return None, body
+            for event in connection.receive_data(data):
+                if isinstance(event, (h2.events.ResponseReceived, h2.events.TrailersReceived)):
+                    answer.update(dict(event.headers))
+                elif isinstance(event, h2.events.DataReceived):
+                    body += event.data
+                    connection.acknowledge_received_data(event.flow_controlled_length, event.stream_id)
+                elif isinstance(event, (h2.events.StreamEnded, h2.events.StreamReset)) and event.stream_id == 1:
+                    return answer, body
+            sock.sendall(connection.data_to_send())
+    except OSError:
+        pass
+    finally:
+        sock.close()
+    return None, body
+
+
 def main():
     binary = os.path.abspath(sys.argv[1])
     work = tempfile.mkdtemp(prefix="idtk-grpc-")
@@ -199,6 +236,33 @@ def main():
         except grpc.RpcError as error:
             check(error.code() != grpc.StatusCode.OK, "an oversized CheckRequest (1 MiB of headers) is refused: %s" % error.code())
         check(call({"authorization": "Bearer " + token}).status.code == 0, "and the next call is answered")
+
+        # gRPC itself, from a client that is not grpcio (h2's frames): the method, the content type, the message's
+        # framing and encoding, deadlines.
+        port = int(grpc_address.rsplit(":", 1)[1])
+        message = check_request({"authorization": "Bearer " + token}).SerializeToString()
+        framed = b"\x00" + len(message).to_bytes(4, "big") + message
+        base = [(":method", "POST"), (":scheme", "http"), (":authority", "idtoken"), (":path", "/envoy.service.auth.v3.Authorization/Check"),
+                ("content-type", "application/grpc"), ("te", "trailers")]
+        answer, body = raw_call(port, base, [framed[:7], framed[7:40], framed[40:]])
+        decoded = auth.CheckResponse.FromString(body[5:]) if len(body) > 5 else None
+        check(answer and answer.get(":status") == "200" and answer.get("grpc-status") == "0" and decoded is not None
+              and decoded.status.code == 0 and body[1:5] == (len(body) - 5).to_bytes(4, "big"),
+              "raw HTTP/2: a message in three DATA frames is answered, grpc-status 0, one length-prefixed CheckResponse (%r)" % answer)
+        answer, _ = raw_call(port, [(k, "/envoy.service.auth.v3.Authorization/Nope" if k == ":path" else v) for k, v in base], [framed])
+        check(answer and answer.get("grpc-status") == "12", "raw HTTP/2: another method is UNIMPLEMENTED (%r)" % answer)
+        answer, _ = raw_call(port, [(k, "text/plain" if k == "content-type" else v) for k, v in base], [framed])
+        check(answer and answer.get(":status") == "415", "raw HTTP/2: a content type that is not application/grpc is HTTP 415 (%r)" % answer)
+        answer, _ = raw_call(port, base, [b"\x01" + framed[1:]])
+        check(answer and answer.get("grpc-status") == "12", "raw HTTP/2: a compressed message is UNIMPLEMENTED (%r)" % answer)
+        answer, _ = raw_call(port, base, [b"\x00\x00\x00\x00\x03\x0a\x05\x01"])
+        check(answer and answer.get("grpc-status") == "3", "raw HTTP/2: bytes that are not a CheckRequest are INVALID_ARGUMENT (%r)" % answer)
+        answer, _ = raw_call(port, base, [framed[:-1]])
+        check(answer and answer.get("grpc-status") == "13", "raw HTTP/2: a message shorter than its prefix says is refused (%r)" % answer)
+        started = time.time()
+        answer, _ = raw_call(port, base + [("grpc-timeout", "1S")], [framed[:20]], end_stream=False, seconds=6)
+        check(answer and answer.get("grpc-status") == "4" and time.time() - started < 4,
+              "raw HTTP/2: a call still incomplete past its grpc-timeout (1S) is DEADLINE_EXCEEDED (%r, %.1f s)" % (answer, time.time() - started))
 
         # The same metrics as the HTTP door.
         status, _, body = request(http_port, path="/metrics")

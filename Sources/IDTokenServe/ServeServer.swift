@@ -2,24 +2,28 @@ import Logging
 import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
+#if GRPC
+import NIOHTTP2
+#endif
 import Synchronization
 
-/// The HTTP/1.1 side of `idtoken serve` on SwiftNIO: keep-alive, bounded request size, connection count, idle and
+/// The listeners of `idtoken serve` on SwiftNIO, the HTTP/1.1 door and (the GRPC trait) the gRPC door: keep-alive, bounded request size, connection count, idle and
 /// request timeouts, and a graceful shutdown that answers every request already received.
 package final class ServeServer: Sendable {
     package let service: ServeService
     private let group: MultiThreadedEventLoopGroup
-    private let serverChannel: NIOLockedValueBox<Channel?> = NIOLockedValueBox(nil)
+    /// The listeners: the HTTP door's, and the gRPC door's when it listens.
+    private let serverChannels = NIOLockedValueBox<[Channel]>([])
     /// Open connections, for the shutdown to ask each one to finish (taken once per connection, not per request).
     private let connections = NIOLockedValueBox<[ObjectIdentifier: Channel]>([:])
     private let stopped = NIOLockedValueBox<Bool>(false)
-    private let batchers = NIOLockedValueBox<[SignatureBatcher]>([])
+    private let batchers = NIOLockedValueBox<[ObjectIdentifier: SignatureBatcher]>([:])
 
     /// The signature batches run so far, the tokens verified in them, the largest, and the tokens verified where
     /// they were read (light load; read on each loop's thread).
     package func signatureBatches() async -> (batches: Int, tokens: Int, largest: Int, unbatched: Int) {
         var total = (batches: 0, tokens: 0, largest: 0, unbatched: 0)
-        for batcher in batchers.withLockedValue({ $0 }) {
+        for batcher in batchers.withLockedValue({ Array($0.values) }) {
             let counts = try? await batcher.eventLoop.submit { (batcher.batches, batcher.tokens, batcher.largest, batcher.unbatched) }.get()
             guard let counts else { continue }
             total = (total.batches + counts.0, total.tokens + counts.1, max(total.largest, counts.2), total.unbatched + counts.3)
@@ -36,24 +40,57 @@ package final class ServeServer: Sendable {
     package func start() async throws -> SocketAddress {
         let service = self.service
         let settings = service.settings
-        let metrics = service.metrics
         // One batch of signatures per event loop, when the signatures are computed several at a time (a CPU with
-        // AVX-512 IFMA): with libcrypto one at a time, each is verified where its request is read.
+        // AVX-512 IFMA): with libcrypto one at a time, each is verified where its request is read. Both doors'
+        // connections on a loop share its batch.
         var batchers: [ObjectIdentifier: SignatureBatcher] = [:]
         if settings.signatures != .libcrypto, settings.signatures.isAvailable {
             for loop in group.makeIterator() {
                 batchers[ObjectIdentifier(loop)] = SignatureBatcher(eventLoop: loop, implementation: settings.signatures)
             }
         }
-        self.batchers.withLockedValue { $0 = Array(batchers.values) }
-        let loopBatchers = batchers
+        self.batchers.withLockedValue { $0 = batchers }
+        let channel = try await listen(host: settings.host, port: settings.port) { channel, batcher in
+            try channel.pipeline.syncOperations.addHandler(ServeConnection(service: service, batcher: batcher))
+        }
+        service.start()
+        return channel.localAddress!
+    }
+
+    #if GRPC
+    /// Binds the gRPC door (Envoy's `ext_authz`, ``GRPCConnection``) on the same threads, service and signature
+    /// batches as the HTTP door; returns the bound address. Call after ``start()``.
+    package func startGRPC(host: String, port: Int) async throws -> SocketAddress {
+        let service = self.service
+        let settings = service.settings
+        let door = ExternalAuthorization(settings: settings)
+        let connection = {
+            var connection = NIOHTTP2Handler.ConnectionConfiguration()
+            connection.initialSettings = GRPCConnection.initialSettings(settings)
+            return connection
+        }()
+        let channel = try await listen(host: host, port: port) { channel, batcher in
+            try channel.pipeline.syncOperations.addHandler(NIOHTTP2Handler(mode: .server, connectionConfiguration: connection))
+            try channel.pipeline.syncOperations.addHandler(GRPCConnection(service: service, door: door, batcher: batcher))
+        }
+        return channel.localAddress!
+    }
+    #endif
+
+    /// A listener whose connections count against `maxConnections` and are asked to finish on shutdown; `handlers`
+    /// sets up each connection's pipeline (with its event loop's signature batch, if any).
+    private func listen(host: String, port: Int,
+                        handlers: @escaping @Sendable (Channel, SignatureBatcher?) throws -> Void) async throws -> Channel {
+        let settings = service.settings
+        let metrics = service.metrics
+        let loopBatchers = batchers.withLockedValue { $0 }
         let bootstrap = ServerBootstrap(group: group)
             .serverChannelOption(ChannelOptions.backlog, value: 1024)
             .serverChannelOption(ChannelOptions.socketOption(.so_reuseaddr), value: 1)
             .childChannelOption(ChannelOptions.tcpOption(.tcp_nodelay), value: 1)
             .childChannelOption(ChannelOptions.maxMessagesPerRead, value: 4)
-            // Backpressure (ServeConnection): past 64 KiB of answers the client has not taken, no request is read or
-            // answered until it has taken them down to 32 KiB.
+            // Backpressure (ServeConnection, GRPCConnection): past 64 KiB of answers the client has not taken, no
+            // request is read or answered until it has taken them down to 32 KiB.
             .childChannelOption(ChannelOptions.writeBufferWaterMark, value: .init(low: 32 * 1024, high: 64 * 1024))
             .childChannelInitializer { [self] channel in
                 let open = metrics.openConnections.wrappingAdd(1, ordering: .relaxed).newValue
@@ -69,22 +106,19 @@ package final class ServeServer: Sendable {
                     connections.withLockedValue { _ = $0.removeValue(forKey: id) }
                 }
                 return channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.addHandler(
-                        ServeConnection(service: service, batcher: loopBatchers[ObjectIdentifier(channel.eventLoop)]))
+                    try handlers(channel, loopBatchers[ObjectIdentifier(channel.eventLoop)])
                 }
             }
-        let channel = try await bootstrap.bind(host: settings.host, port: settings.port).get()
-        serverChannel.withLockedValue { $0 = channel }
-        service.start()
-        return channel.localAddress!
+        let channel = try await bootstrap.bind(host: host, port: port).get()
+        serverChannels.withLockedValue { $0.append(channel) }
+        return channel
     }
 
     /// Stops accepting, lets every connection finish the request it is answering (idle ones close at once), waits
     /// at most `shutdownGraceSeconds` for them, closes what is left and stops the threads.
     package func shutdown() async {
         if stopped.withLockedValue({ let was = $0; $0 = true; return was }) { return }
-        let listener = serverChannel.withLockedValue { $0 }
-        try? await listener?.close()
+        for listener in serverChannels.withLockedValue({ $0 }) { try? await listener.close() }
         for channel in connections.withLockedValue({ Array($0.values) }) {
             channel.pipeline.fireUserInboundEventTriggered(ChannelShouldQuiesceEvent())
         }

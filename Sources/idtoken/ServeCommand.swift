@@ -4,9 +4,6 @@ import Foundation
 import IDTokenConfiguration
 import IDTokenKit
 import IDTokenServe
-#if GRPC
-import IDTokenServeGRPC
-#endif
 import Logging
 
 /// `idtoken serve --config FILE [--listen HOST:PORT] [--replay-store memory|redis://…]`: the verification service
@@ -103,13 +100,11 @@ struct ServeCommand: AsyncParsableCommand {
         }
         var grpcLine = ""
         #if GRPC
-        var grpcDoor: GRPCDoor?
         if let listen = settings.grpcListen {
             let (host, port) = (listen.host, listen.port)
             do {
-                let door = try await GRPCDoor(service: service, host: host, port: port)
-                grpcDoor = door
-                let grpcAddress = try await door.address
+                let bound = try await server.startGRPC(host: host, port: port)
+                let grpcAddress = "\(bound.ipAddress ?? host):\(bound.port ?? port)"
                 logger.notice("listening (gRPC, envoy.service.auth.v3.Authorization)", metadata: ["address": "\(grpcAddress)"])
                 grpcLine = "grpc listening on \(grpcAddress)\n"
             } catch {
@@ -134,13 +129,7 @@ struct ServeCommand: AsyncParsableCommand {
             }
         }
         logger.notice("shutting down: answering in-flight requests")
-        #if GRPC
-        async let grpcStopped: Void = grpcDoor?.shutdown() ?? ()
         await server.shutdown()
-        await grpcStopped
-        #else
-        await server.shutdown()
-        #endif
         logger.notice("stopped")
     }
 
