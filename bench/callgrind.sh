@@ -35,7 +35,7 @@ diff = {k: (b.get(k, 0) - a.get(k, 0)) / n for k in set(a) | set(b)}
 total = sum(diff.values())
 crypto = sum(v for k, v in diff.items() if "libcrypto" in k)
 print(f"{name}: {total:,.0f} instructions per operation; libcrypto {crypto:,.0f}; outside libcrypto {total - crypto:,.0f}")
-for k, v in sorted(diff.items(), key=lambda kv: -kv[1])[:25]:
+for k, v in sorted(diff.items(), key=lambda kv: -kv[1])[:int(__import__("os").environ.get("IDTK_TOP", "25"))]:
     if abs(v) >= 50:
         print(f"  {v:10,.0f}  {k[:150]}")
 PY

@@ -60,16 +60,18 @@ def stop_redis(redis, port):
         redis.wait()
 
 
-def raw_call(port, headers, chunks, end_stream=True, seconds=5):
+def raw_call(port, headers, chunks, end_stream=True, seconds=5, validate=True):
     """One call over a raw HTTP/2 connection (Python's h2 as the client, no gRPC library): `headers`, then each of
     `chunks` as a DATA frame, END_STREAM on the last when `end_stream`. Returns the response's headers and trailers
-    in one dict (None when nothing ends the stream within `seconds`) and the body bytes."""
+    in one dict (None when nothing ends the stream within `seconds`; {"reset": CODE} when the server resets it) and
+    the body bytes. `validate=False` sends header blocks h2 itself would refuse to send."""
     import socket
     import h2.config
     import h2.connection
     import h2.events
     sock = socket.create_connection(("127.0.0.1", port), timeout=seconds)
-    connection = h2.connection.H2Connection(h2.config.H2Configuration(client_side=True, header_encoding="utf-8"))
+    connection = h2.connection.H2Connection(h2.config.H2Configuration(
+        client_side=True, header_encoding="utf-8", validate_outbound_headers=validate, normalize_outbound_headers=validate))
     connection.initiate_connection()
     connection.send_headers(1, headers, end_stream=not chunks and end_stream)
     for index, chunk in enumerate(chunks):
@@ -87,7 +89,9 @@ def raw_call(port, headers, chunks, end_stream=True, seconds=5):
                 elif isinstance(event, h2.events.DataReceived):
                     body += event.data
                     connection.acknowledge_received_data(event.flow_controlled_length, event.stream_id)
-                elif isinstance(event, (h2.events.StreamEnded, h2.events.StreamReset)) and event.stream_id == 1:
+                elif isinstance(event, h2.events.StreamReset) and event.stream_id == 1:
+                    return {"reset": int(event.error_code)}, body
+                elif isinstance(event, h2.events.StreamEnded) and event.stream_id == 1:
                     return answer, body
             sock.sendall(connection.data_to_send())
     except OSError:
@@ -259,6 +263,18 @@ def main():
         check(answer and answer.get("grpc-status") == "3", "raw HTTP/2: bytes that are not a CheckRequest are INVALID_ARGUMENT (%r)" % answer)
         answer, _ = raw_call(port, base, [framed[:-1]])
         check(answer and answer.get("grpc-status") == "13", "raw HTTP/2: a message shorter than its prefix says is refused (%r)" % answer)
+        # Malformed header blocks (RFC 9113 §8.2, §8.3): the stream is reset with PROTOCOL_ERROR (1), the connection
+        # goes on.
+        for label, headers in (("an upper-case field name", base + [("X-Upper", "1")]),
+                               ("a connection-specific field", base + [("connection", "keep-alive")]),
+                               ("te other than trailers", [h for h in base if h[0] != "te"] + [("te", "gzip")]),
+                               ("a pseudo-header after a regular field", base[1:] + [base[0]]),
+                               ("no :path", [h for h in base if h[0] != ":path"]),
+                               ("an unknown pseudo-header", [(":protocol", "x")] + base),
+                               ("a value with a line break", base + [("x-note", "a\nb")])):
+            answer, _ = raw_call(port, headers, [framed], validate=False)
+            check(answer == {"reset": 1}, "raw HTTP/2: %s resets the stream with PROTOCOL_ERROR (%r)" % (label, answer))
+        check(call({"authorization": "Bearer " + token}).status.code == 0, "and calls are answered after them")
         started = time.time()
         answer, _ = raw_call(port, base + [("grpc-timeout", "1S")], [framed[:20]], end_stream=False, seconds=6)
         check(answer and answer.get("grpc-status") == "4" and time.time() - started < 4,

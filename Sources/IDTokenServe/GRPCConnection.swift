@@ -70,7 +70,7 @@ final class GRPCConnection: ChannelDuplexHandler {
     private let maximumMessage: Int
     private let requestTimeout: TimeAmount
     private let idleTimeout: TimeAmount
-    private var calls: [HTTP2StreamID: Call] = [:]
+    private var calls = Calls<Call>()
     private var highestStream = HTTP2StreamID(0)
     /// Bytes of finished calls to give back to the connection window.
     private var credit = 0
@@ -148,7 +148,7 @@ final class GRPCConnection: ChannelDuplexHandler {
             return
         }
         var expired: [HTTP2StreamID] = []
-        for (stream, call) in calls where call.phase != .dropping {
+        for (stream, call) in calls.entries where call.phase != .dropping {
             if let deadline = call.deadline, now >= deadline {
                 expired.append(stream)
             } else if call.phase == .reading && now - call.started >= requestTimeout {
@@ -224,10 +224,12 @@ final class GRPCConnection: ChannelDuplexHandler {
         let stream = frame.streamID
         switch frame.payload {
         case .headers(let headers):
-            lastActivity = context.eventLoop.now
             if var call = calls[stream] {
                 // Trailers from the peer end its side.
-                guard headers.endStream else { return }
+                guard headers.endStream, Self.isWellFormed(headers.headers, trailers: true) else {
+                    malformed(stream, context: context)
+                    return
+                }
                 call.peerDone = true
                 calls[stream] = call
                 if call.phase == .reading { complete(stream, context: context) }
@@ -237,7 +239,6 @@ final class GRPCConnection: ChannelDuplexHandler {
             if stream > highestStream { highestStream = stream }
             begin(stream, headers: headers.headers, ended: headers.endStream, context: context)
         case .data(let payload):
-            lastActivity = context.eventLoop.now
             let length = payload.data.readableBytes + (payload.paddingBytes.map { $0 + 1 } ?? 0)
             guard var call = calls[stream] else {
                 credit += length
@@ -273,21 +274,37 @@ final class GRPCConnection: ChannelDuplexHandler {
     }
 
     func channelReadComplete(context: ChannelHandlerContext) {
+        // Once a read cycle (settings, pings and window updates count: the peer is there).
+        lastActivity = context.eventLoop.now
         flushIfNeeded(context: context)
         context.fireChannelReadComplete()
     }
 
-    /// A call's headers: the method, the content type, the deadline.
+    /// A call's headers: the method, the content type, the deadline (read in one pass: HTTP/2 names are lower-case,
+    /// which NIOHTTP2Handler's validation has checked).
     private func begin(_ stream: HTTP2StreamID, headers: HPACKHeaders, ended: Bool, context: ChannelHandlerContext) {
+        guard Self.isWellFormed(headers, trailers: false) else {
+            write(HTTP2Frame(streamID: stream, payload: .rstStream(.protocolError)), context: context)
+            return
+        }
         let now = context.eventLoop.now
+        var method = false, path = false, grpc = false
         var deadline: NIODeadline?
-        if let timeout = headers.first(name: "grpc-timeout"), let amount = Self.timeout(timeout) { deadline = now + amount }
+        for (name, value, _) in headers {
+            switch name {
+            case ":method": method = value == "POST"
+            case ":path": path = value == ExternalAuthorization.checkMethod
+            case "content-type": grpc = value.utf8.starts(with: "application/grpc".utf8)
+            case "grpc-timeout": deadline = Self.timeout(value).map { now + $0 }
+            default: break
+            }
+        }
         calls[stream] = Call(started: now, deadline: deadline, peerDone: ended)
-        guard headers.first(name: ":method") == "POST", headers.first(name: ":path") == ExternalAuthorization.checkMethod else {
+        guard method, path else {
             fail(stream, .unimplemented, "this service answers \(ExternalAuthorization.checkMethod) only", context: context)
             return
         }
-        guard let type = headers.first(name: "content-type"), type.utf8.starts(with: "application/grpc".utf8) else {
+        guard grpc else {
             calls[stream]!.phase = .dropping
             let answer: HPACKHeaders = [":status": "415", "content-type": "text/plain"]
             write(HTTP2Frame(streamID: stream, payload: .headers(.init(headers: answer, endStream: true))), context: context)
@@ -295,6 +312,60 @@ final class GRPCConnection: ChannelDuplexHandler {
             return
         }
         if ended { complete(stream, context: context) }
+    }
+
+    /// A malformed header block on a call's stream: the stream is reset (PROTOCOL_ERROR), the call dropped.
+    private func malformed(_ stream: HTTP2StreamID, context: ChannelHandlerContext) {
+        if let call = calls.removeValue(forKey: stream) { credit += call.held }
+        write(HTTP2Frame(streamID: stream, payload: .rstStream(.protocolError)), context: context)
+        giveBackWindow(context: context)
+    }
+
+    /// Whether a request's header block (or its trailers) is well-formed as RFC 9113 §8.2 and §8.3 say: names
+    /// lower-case tokens; the pseudo-headers of a request only (`:method`, `:scheme`, `:path`, `:authority`), each at
+    /// most once, before every other field, the first three present (none in trailers); no connection-specific field
+    /// (`te` only as `trailers`); no value with NUL, CR or LF, or with whitespace at either end.
+    static func isWellFormed(_ headers: HPACKHeaders, trailers: Bool) -> Bool {
+        var pseudo: UInt8 = 0
+        var regular = false
+        for (name, value, _) in headers {
+            if name.utf8.first == UInt8(ascii: ":") {
+                guard !regular, !trailers else { return false }
+                let bit: UInt8
+                switch name {
+                case ":method": bit = 1
+                case ":scheme": bit = 2
+                case ":path": bit = 4
+                case ":authority": bit = 8
+                default: return false
+                }
+                guard pseudo & bit == 0 else { return false }
+                pseudo |= bit
+            } else {
+                regular = true
+                guard !name.isEmpty, name.utf8.allSatisfy(Self.isLowerCaseTokenByte) else { return false }
+                switch name {
+                case "connection", "keep-alive", "proxy-connection", "transfer-encoding", "upgrade": return false
+                case "te": guard value == "trailers" else { return false }
+                default: break
+                }
+            }
+            guard value.utf8.allSatisfy({ $0 != 0 && $0 != 10 && $0 != 13 }) else { return false }
+            if let first = value.utf8.first, first == 32 || first == 9 { return false }
+            if let last = value.utf8.last, last == 32 || last == 9 { return false }
+        }
+        return trailers || pseudo & 7 == 7
+    }
+
+    /// RFC 9110's `tchar`, upper-case letters excluded (HTTP/2 field names are lower-case).
+    private static func isLowerCaseTokenByte(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"): true
+        case UInt8(ascii: "!"), UInt8(ascii: "#"), UInt8(ascii: "$"), UInt8(ascii: "%"), UInt8(ascii: "&"), UInt8(ascii: "'"),
+             UInt8(ascii: "*"), UInt8(ascii: "+"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "^"), UInt8(ascii: "_"),
+             UInt8(ascii: "`"), UInt8(ascii: "|"), UInt8(ascii: "~"): true
+        default: false
+        }
     }
 
     /// The call's message is whole: decide it.
@@ -448,5 +519,42 @@ final class GRPCConnection: ChannelDuplexHandler {
 
     /// `grpc-message`'s percent-encoding: bytes outside printable ASCII, `%` (and `,`) as `%XX`.
     static func percentEncoded(_ text: String) -> String { IdentityHeaders.encode(text) }
+}
+
+/// A connection's calls by stream ID: at most the 100 concurrent streams the connection allows, about as many as a
+/// client keeps in flight, so a list searched from the end (the newest streams are the busiest) costs less than
+/// hashing stream IDs several times a call.
+private struct Calls<Call> {
+    private(set) var entries: [(HTTP2StreamID, Call)] = []
+
+    var isEmpty: Bool { entries.isEmpty }
+
+    private func index(of stream: HTTP2StreamID) -> Int? {
+        var index = entries.count - 1
+        while index >= 0 {
+            if entries[index].0 == stream { return index }
+            index -= 1
+        }
+        return nil
+    }
+
+    subscript(stream: HTTP2StreamID) -> Call? {
+        get { index(of: stream).map { entries[$0].1 } }
+        set {
+            if let index = index(of: stream) {
+                if let newValue { entries[index].1 = newValue } else { entries.remove(at: index) }
+            } else if let newValue {
+                entries.append((stream, newValue))
+            }
+        }
+    }
+
+    @discardableResult
+    mutating func removeValue(forKey stream: HTTP2StreamID) -> Call? {
+        guard let index = index(of: stream) else { return nil }
+        return entries.remove(at: index).1
+    }
+
+    mutating func removeAll() { entries.removeAll() }
 }
 #endif

@@ -67,6 +67,11 @@ package final class ServeServer: Sendable {
         let connection = {
             var connection = NIOHTTP2Handler.ConnectionConfiguration()
             connection.initialSettings = GRPCConnection.initialSettings(settings)
+            // The request's header block is checked by GRPCConnection itself (RFC 9113 §8.2, §8.3), in the pass that
+            // reads it; its own answers are constant header blocks. Content-Length is not used by gRPC: the message's
+            // own length prefix is checked against what arrived.
+            connection.headerBlockValidation = .disabled
+            connection.contentLengthValidation = .disabled
             return connection
         }()
         let channel = try await listen(host: host, port: port) { channel, batcher in

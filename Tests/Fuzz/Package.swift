@@ -12,6 +12,7 @@ let package = Package(
     platforms: [.macOS(.v14)],
     dependencies: [
         .package(name: "IDTokenKit", path: "../.."),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.80.0"),
     ],
     targets: [
         .target(name: "CFuzzDriver"),
@@ -29,6 +30,11 @@ let package = Package(
         .executableTarget(
             name: "FuzzHTTPHead",
             dependencies: ["FuzzDriver", .product(name: "IDTokenServe", package: "IDTokenKit")]
+        ),
+        .executableTarget(
+            name: "FuzzCheckRequest",
+            dependencies: ["FuzzDriver", .product(name: "IDTokenServe", package: "IDTokenKit"),
+                           .product(name: "NIOCore", package: "swift-nio")]
         ),
         .executableTarget(name: "FuzzJSON", dependencies: ["FuzzDriver", .product(name: "JOSE", package: "IDTokenKit")]),
         .executableTarget(

@@ -12,6 +12,9 @@ Deterministic: the same Vectors/ give the same files, named by the SHA-1 of thei
 - JWKS: every key set, JWK and certificate map in Vectors/ (modes 0 and 1), and every PEM string (mode 2).
 - AuditLine: the sample audit log (Vectors/samples/sample.log) in pieces of four lines, as they are, with CRLF line
   ends and gzip-compressed, plus lines of every other form the audit reads (JSON records, blank, binary, CRLF).
+- CheckRequest: Envoy `ext_authz` CheckRequests in the protobuf wire format, as Envoy builds them for requests with
+  a real token (the headers map with pseudo-headers, `header_map` with raw values, a context extension, unknown
+  fields of every wire type around the ones the gRPC door reads).
 - HTTPHead: request heads as nginx (auth_request), Envoy (ext_authz) and Traefik (forwardAuth) send them to
   `idtoken serve`, pipelined pairs, and the framings it refuses, each with a real token (first byte: the limit).
 """
@@ -93,11 +96,49 @@ def http_seeds(add):
         add(b"\x01" + head[:300])
 
 
+def check_request_seeds(add):
+    """CheckRequests written field by field (the field numbers of Protos/), no protobuf library needed."""
+    lines = open(os.path.join(ROOT, "Vectors", "samples", "sample.log"), "rb").read().split(b"\n")
+    token = next(l for l in lines if b"eyJ" in l)
+    token = token[token.index(b"eyJ"):].split(b"&")[0].split(b'"')[0].split(b" ")[0]
+
+    def varint(n):
+        out = b""
+        while n >= 0x80:
+            out += bytes([n & 0x7F | 0x80])
+            n >>= 7
+        return out + bytes([n])
+
+    def field(number, value):
+        return varint(number << 3 | 2) + varint(len(value)) + value
+
+    def entry(key, value):
+        return field(1, key) + field(2, value)
+
+    def check(http, extensions=b"", around=b""):
+        return field(1, around + field(4, field(1, b"\x08\x01") + field(2, http)) + extensions)
+
+    bearer = b"Bearer " + token
+    headers = b"".join(field(3, entry(k, v)) for k, v in [(b":authority", b"api.example.com"), (b":method", b"GET"),
+                                                         (b":path", b"/orders/7"), (b"authorization", bearer),
+                                                         (b"x-request-id", b"4f1c"), (b"cookie", b"a=1; __session=" + token),
+                                                         (b"x-idtoken-nonce", b"n-1"), (b"x-firebase-appcheck", token)])
+    http = field(1, b"17") + field(2, b"GET") + headers + field(4, b"/orders/7") + field(5, b"api.example.com") + b"\x48\x00"
+    add(check(http))
+    add(check(http, extensions=field(10, entry(b"idtoken-profile", b"firebase"))))
+    add(check(http, around=field(1, field(1, field(1, b"127.0.0.1"))) + b"\x2d\x01\x02\x03\x04"))
+    raw = b"".join(field(1, field(1, k) + field(3, v)) for k, v in [(b"Authorization", bearer), (b"Cookie", b"a=1"),
+                                                                     (b"cookie", b"__session=" + token)])
+    add(check(field(13, raw) + field(4, b"/")))
+    add(check(field(3, entry(b"authorization", b"Bearer a")) + field(3, entry(b"authorization", bearer))))
+    add(b"")
+
+
 def main():
     if len(sys.argv) != 2:
         sys.exit("usage: make_seeds.py OUT")
     destination = sys.argv[1]
-    corpora = {"CompactJWS": {}, "JSON": {}, "JWKS": {}, "AuditLine": {}, "HTTPHead": {}}
+    corpora = {"CompactJWS": {}, "JSON": {}, "JWKS": {}, "AuditLine": {}, "HTTPHead": {}, "CheckRequest": {}}
 
     def add(target, data):
         corpora[target][hashlib.sha1(data).hexdigest()] = data
@@ -156,6 +197,7 @@ def main():
 
     audit_seeds(lambda data: add("AuditLine", data))
     http_seeds(lambda data: add("HTTPHead", data))
+    check_request_seeds(lambda data: add("CheckRequest", data))
 
     for target, files in corpora.items():
         directory = os.path.join(destination, target)
