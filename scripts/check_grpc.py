@@ -321,8 +321,34 @@ def main():
         timed("http (keep-alive, 4 threads)", http_once)
         channel.close()
 
-        # Graceful shutdown: SIGTERM, exit status 0.
+        # Graceful shutdown: SIGTERM; a gRPC connection open at the time is sent a GOAWAY (NO_ERROR) naming the last
+        # stream it started, after that stream's answer, and closed; exit status 0.
+        import socket
+        import h2.config
+        import h2.connection
+        import h2.events
+        peer = socket.create_connection(("127.0.0.1", int(grpc_address.rsplit(":", 1)[1])), timeout=10)
+        h2c = h2.connection.H2Connection(h2.config.H2Configuration(client_side=True, header_encoding="utf-8"))
+        h2c.initiate_connection()
+        h2c.send_headers(1, base)
+        h2c.send_data(1, framed, end_stream=True)
+        peer.sendall(h2c.data_to_send())
+        events, deadline = [], time.time() + 10
+        while time.time() < deadline and not any(isinstance(e, h2.events.StreamEnded) for e in events):
+            events += h2c.receive_data(peer.recv(65536))
         serve.send_signal(signal.SIGTERM)
+        closed = False
+        while time.time() < deadline:
+            data = peer.recv(65536)
+            if not data:
+                closed = True
+                break
+            events += h2c.receive_data(data)
+        goaway = [e for e in events if isinstance(e, h2.events.ConnectionTerminated)]
+        check(closed and goaway and goaway[0].error_code == 0 and goaway[0].last_stream_id == 1
+              and any(isinstance(e, h2.events.StreamEnded) and e.stream_id == 1 for e in events),
+              "SIGTERM: an open gRPC connection gets its answer, then GOAWAY (NO_ERROR, last stream 1), then EOF (%r)" % goaway)
+        peer.close()
         check(serve.wait(timeout=30) == 0, "SIGTERM: both doors stop, exit status 0")
         serve = None
 
