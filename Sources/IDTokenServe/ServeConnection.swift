@@ -206,7 +206,8 @@ final class ServeConnection: ChannelDuplexHandler {
     }
 
     private func answer(_ head: HTTPRequestParser.Head, context: ChannelHandlerContext) {
-        let started = NIODeadline.now()
+        // The time the request's bytes were read (one clock read a read, not one a request).
+        let started = lastActivity
         decided(service.decide(head.request, batching: batcher != nil), head: head, started: started, context: context)
     }
 
@@ -264,8 +265,9 @@ final class ServeConnection: ChannelDuplexHandler {
     /// Writes `response` as HTTP/1.1 bytes; closes after it when the request or a shutdown (`closing`) says so.
     private func write(_ response: ServeResponse, for head: HTTPRequestParser.Head, started: NIODeadline, closing: Bool,
                        context: ChannelHandlerContext) {
+        let now = NIODeadline.now()
         if let slot = response.slot {
-            service.metrics.record(slot: slot, nanoseconds: NIODeadline.now().uptimeNanoseconds &- started.uptimeNanoseconds)
+            service.metrics.record(slot: slot, nanoseconds: now.uptimeNanoseconds &- started.uptimeNanoseconds)
         }
         let keepAlive = head.keepAlive && !closing
         let sendsBody = !head.isHEAD && !response.body.isEmpty
@@ -290,7 +292,7 @@ final class ServeConnection: ChannelDuplexHandler {
             out.writeStaticString("\r\n\r\n")
         }
         if sendsBody { out.writeString(response.body) }
-        lastActivity = context.eventLoop.now
+        lastActivity = now
         if keepAlive {
             context.write(wrapOutboundOut(out), promise: nil)
             unflushed = true
