@@ -118,7 +118,9 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
-        .target(name: "BenchHarness", dependencies: ["JOSE", "IDTokenKit", "IDTokenKitRedis", "IDTokenConfiguration", "IDTokenAudit"], path: "bench/Sources/BenchHarness"),
+        .target(name: "BenchHarness", dependencies: ["JOSE", "IDTokenKit", "IDTokenKitRedis", "IDTokenConfiguration", "IDTokenAudit",
+                                                    "IDTokenServe", .product(name: "NIOEmbedded", package: "swift-nio")],
+                path: "bench/Sources/BenchHarness"),
         .executableTarget(
             name: "idtoken-bench",
             dependencies: ["BenchHarness"],

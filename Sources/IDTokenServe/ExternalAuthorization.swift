@@ -291,7 +291,7 @@ package struct ExternalAuthorization: Sendable {
         let total = Self.fieldSize(statusSize) + Self.fieldSize(httpSize)
 
         out.writeWithUnsafeMutableBytes(minimumWritableBytes: 5 + total) { buffer in
-            var out = Writer(buffer: buffer)
+            var out = ByteWriter(buffer: buffer)
             out.byte(0)   // not compressed
             out.byte(UInt8(truncatingIfNeeded: total >> 24)); out.byte(UInt8(truncatingIfNeeded: total >> 16))
             out.byte(UInt8(truncatingIfNeeded: total >> 8)); out.byte(UInt8(truncatingIfNeeded: total))
@@ -328,51 +328,6 @@ package struct ExternalAuthorization: Sendable {
                 out.string(3, answer.body)   // DeniedHttpResponse.body (3)
             }
             return out.at
-        }
-    }
-
-    /// Bytes written in place: the sizes were computed first, so the buffer holds them all.
-    private struct Writer {
-        let buffer: UnsafeMutableRawBufferPointer
-        var at = 0
-
-        mutating func byte(_ value: UInt8) {
-            buffer[at] = value
-            at += 1
-        }
-
-        mutating func varint(_ value: UInt64) {
-            var value = value
-            while value >= 0x80 {
-                byte(UInt8(truncatingIfNeeded: value) | 0x80)
-                value >>= 7
-            }
-            byte(UInt8(value))
-        }
-
-        /// A length-delimited field's tag (numbers below 16) and length.
-        mutating func tag(_ number: Int, length: Int) {
-            byte(UInt8(number << 3 | 2))
-            varint(UInt64(length))
-        }
-
-        mutating func text(_ text: String, lowercased: Bool = false) {
-            var text = text
-            text.withUTF8 { bytes in
-                let target = UnsafeMutableRawBufferPointer(rebasing: buffer[at..<at + bytes.count])
-                target.copyMemory(from: UnsafeRawBufferPointer(bytes))
-                if lowercased {
-                    for index in target.indices where target[index] >= UInt8(ascii: "A") && target[index] <= UInt8(ascii: "Z") {
-                        target[index] |= 0x20
-                    }
-                }
-                at += bytes.count
-            }
-        }
-
-        mutating func string(_ number: Int, _ value: String) {
-            tag(number, length: value.utf8.count)
-            text(value)
         }
     }
 
@@ -414,5 +369,28 @@ package struct ExternalAuthorization: Sendable {
         var value = value, size = 1
         while value >= 0x80 { value >>= 7; size += 1 }
         return size
+    }
+}
+
+/// The protobuf wire format's pieces, for the `CheckResponse`.
+private extension ByteWriter {
+    mutating func varint(_ value: UInt64) {
+        var value = value
+        while value >= 0x80 {
+            byte(UInt8(truncatingIfNeeded: value) | 0x80)
+            value >>= 7
+        }
+        byte(UInt8(value))
+    }
+
+    /// A length-delimited field's tag (numbers below 16) and length.
+    mutating func tag(_ number: Int, length: Int) {
+        byte(UInt8(number << 3 | 2))
+        varint(UInt64(length))
+    }
+
+    mutating func string(_ number: Int, _ value: String) {
+        tag(number, length: value.utf8.count)
+        text(value)
     }
 }

@@ -1,4 +1,5 @@
 import IDTokenKit
+import JOSE
 
 /// The request heads `idtoken serve` accepts, read straight from the bytes a connection received (RFC 9112).
 ///
@@ -208,7 +209,9 @@ struct HTTPRequestParser: Sendable {
     /// DEL (a token and a field value rarely hold one), byte by byte around those that are.
     static func lineEnd(_ bytes: UnsafeRawBufferPointer, from start: Int) -> LineEnd {
         let count = bytes.count
-        var index = start
+        // Sixteen bytes a vector compare to the first byte that is not printable ASCII (most lines, a token above
+        // all, have none before their CR); from there eight bytes and then one at a time.
+        var index = ByteSearch.firstIndex(outside: 0x20, 0x7E, in: bytes, from: start)
         var control = false
         while index < count {
             if index + 8 <= count {

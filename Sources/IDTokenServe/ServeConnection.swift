@@ -271,27 +271,36 @@ final class ServeConnection: ChannelDuplexHandler {
         }
         let keepAlive = head.keepAlive && !closing
         let sendsBody = !head.isHEAD && !response.body.isEmpty
-        var size = 96 + response.body.utf8.count
-        for (name, value) in response.headers { size += name.utf8.count + value.utf8.count + 4 }
+        let status = Self.statusLine(response.status)
+        let length = String(response.body.utf8.count)
+        let ending: StaticString = !keepAlive ? "\r\nConnection: close\r\n\r\n"
+            : head.isHTTP10 ? "\r\nConnection: keep-alive\r\n\r\n" : "\r\n\r\n"
+        // The exact size first, then the bytes in one write: the headers sent are those IdentityHeaders.isSafe passes
+        // (at most 64 of them; an answer has about ten).
+        var sent: UInt64 = 0
+        var size = 9 + status.utf8CodeUnitCount + 16 + length.utf8.count + ending.utf8CodeUnitCount
+            + (sendsBody ? response.body.utf8.count : 0)
+        for (position, (name, value)) in response.headers.prefix(64).enumerated() where IdentityHeaders.isSafe(value) {
+            sent |= 1 << position
+            size += name.utf8.count + value.utf8.count + 4
+        }
         var out = context.channel.allocator.buffer(capacity: size)
-        out.writeStaticString("HTTP/1.1 ")
-        out.writeStaticString(Self.statusLine(response.status))
-        for (name, value) in response.headers where IdentityHeaders.isSafe(value) {
-            out.writeString(name)
-            out.writeStaticString(": ")
-            out.writeString(value)
-            out.writeStaticString("\r\n")
+        out.writeWithUnsafeMutableBytes(minimumWritableBytes: size) { buffer in
+            var writer = ByteWriter(buffer: buffer)
+            writer.text("HTTP/1.1 ")
+            writer.text(status)
+            for (position, (name, value)) in response.headers.prefix(64).enumerated() where sent & (1 << position) != 0 {
+                writer.text(name)
+                writer.text(": ")
+                writer.text(value)
+                writer.text("\r\n")
+            }
+            writer.text("Content-Length: ")
+            writer.text(length)
+            writer.text(ending)
+            if sendsBody { writer.text(response.body) }
+            return writer.at
         }
-        out.writeStaticString("Content-Length: ")
-        out.writeString(String(response.body.utf8.count))
-        if !keepAlive {
-            out.writeStaticString("\r\nConnection: close\r\n\r\n")
-        } else if head.isHTTP10 {
-            out.writeStaticString("\r\nConnection: keep-alive\r\n\r\n")
-        } else {
-            out.writeStaticString("\r\n\r\n")
-        }
-        if sendsBody { out.writeString(response.body) }
         lastActivity = now
         if keepAlive {
             context.write(wrapOutboundOut(out), promise: nil)
@@ -365,4 +374,10 @@ final class ServeConnection: ChannelDuplexHandler {
         default: "500 Internal Server Error\r\n"
         }
     }
+}
+
+extension ServeService {
+    /// A connection of the HTTP door for this service, unbatched, outside a server: the benchmark harness drives it in
+    /// an `EmbeddedChannel`.
+    package func httpConnectionHandler() -> any ChannelHandler { ServeConnection(service: self) }
 }

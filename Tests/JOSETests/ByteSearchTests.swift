@@ -1,12 +1,13 @@
 import JOSE
 import Testing
 
-/// `ByteSearch.allASCII` reads eight bytes at a time; it must answer exactly what a byte-by-byte reading does.
+/// `ByteSearch.allASCII` reads sixteen bytes a vector compare, then the rest one at a time; it must answer exactly
+/// what a byte-by-byte reading does, and `firstIndex(outside:_:in:from:)` find the byte that reading finds.
 @Suite struct ByteSearchTests {
     @Test func allASCIIAgreesWithReadingByteByByte() {
         var mismatches: [String] = []
         var checked = 0
-        for length in 1...20 {
+        for length in Array(1...20) + [31, 32, 33, 47, 48, 49] {
             for place in 0..<length {
                 for byte in 0...255 {
                     var bytes = [UInt8](repeating: UInt8(ascii: "a"), count: length)
@@ -17,12 +18,15 @@ import Testing
                         let expected = bytes.allSatisfy { $0 >= lowest && $0 < 0x7F }
                         let got = bytes.withUnsafeBytes { ByteSearch.allASCII($0, from: lowest) }
                         if got != expected { mismatches.append("length \(length), 0x\(String(byte, radix: 16)) at \(place), from \(lowest)") }
+                        let first = bytes.firstIndex { $0 < lowest || $0 > 0x7E } ?? length
+                        let found = bytes.withUnsafeBytes { ByteSearch.firstIndex(outside: lowest, 0x7E, in: $0, from: 0) }
+                        if found != first { mismatches.append("first outside: \(found) for \(first), length \(length), 0x\(String(byte, radix: 16)) at \(place)") }
                         checked += 1
                     }
                 }
             }
         }
-        #expect(checked == 210 * 256 * 2)
+        #expect(checked == (210 + 31 + 32 + 33 + 47 + 48 + 49) * 256 * 2)
         #expect(mismatches.isEmpty, "\(mismatches.prefix(5))")
         #expect([UInt8]().withUnsafeBytes { ByteSearch.allASCII($0, from: 0x21) })
     }

@@ -41,4 +41,29 @@ static inline unsigned idtk_first_string_special16(const uint8_t *p) {
 #endif
 }
 
+/* The position (0...15) of the first of the sixteen bytes at p outside lo...hi (unsigned); 16 when all are in it.
+ * ByteSearch's range scans: visible or printable ASCII (a bearer token, a header value), the end of a header line.
+ * Reads exactly sixteen bytes. */
+static inline unsigned idtk_first_outside16(const uint8_t *p, uint8_t lo, uint8_t hi) {
+#if defined(__SSE2__)
+    __m128i v = _mm_loadu_si128((const __m128i *)p);
+    /* Saturating differences: nonzero exactly where v < lo, or v > hi. */
+    __m128i below = _mm_subs_epu8(_mm_set1_epi8((char)lo), v);
+    __m128i above = _mm_subs_epu8(v, _mm_set1_epi8((char)hi));
+    __m128i inside = _mm_cmpeq_epi8(_mm_or_si128(below, above), _mm_setzero_si128());
+    unsigned mask = ~(unsigned)_mm_movemask_epi8(inside) & 0xFFFFu;
+    return mask ? (unsigned)__builtin_ctz(mask) : 16u;
+#elif defined(__ARM_NEON)
+    uint8x16_t v = vld1q_u8(p);
+    uint8x16_t hit = vorrq_u8(vcltq_u8(v, vdupq_n_u8(lo)), vcgtq_u8(v, vdupq_n_u8(hi)));
+    uint64_t mask = vget_lane_u64(vreinterpret_u64_u8(vshrn_n_u16(vreinterpretq_u16_u8(hit), 4)), 0);
+    return mask ? (unsigned)(__builtin_ctzll(mask) >> 2) : 16u;
+#else
+    for (unsigned i = 0; i < 16; i++) {
+        if (p[i] < lo || p[i] > hi) return i;
+    }
+    return 16u;
+#endif
+}
+
 #endif

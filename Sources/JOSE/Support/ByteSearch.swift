@@ -1,3 +1,4 @@
+internal import CJOSEShims
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -32,29 +33,25 @@ public enum ByteSearch {
 
     /// Whether every byte of `bytes` is ASCII from `lowest` to `~` (0x7E): printable ASCII from 0x20 (a header
     /// value `idtoken serve` writes), visible ASCII from 0x21 (a bearer token, which holds no whitespace).
-    ///
-    /// Eight bytes at a time: a word is ruled out at once when it has a byte at or above 0x80, a byte below
-    /// `lowest` (subtracting `lowest` from every byte borrows into that byte's high bit, and only such a byte
-    /// starts a borrow) or DEL; the bytes from the first such word on are looked at one by one, so the answer
-    /// is exact.
-    @inlinable
     package static func allASCII(_ bytes: UnsafeRawBufferPointer, from lowest: UInt8) -> Bool {
         precondition(lowest >= 1 && lowest < 0x7F)
-        let ones: UInt64 = 0x0101_0101_0101_0101
-        let highs = ones &* 0x80, floor = ones &* UInt64(lowest)
-        var index = 0
-        while index + 8 <= bytes.count {
-            let word = bytes.loadUnaligned(fromByteOffset: index, as: UInt64.self)
-            let flipped = word ^ (ones &* 0x7F)          // a DEL byte becomes 0
-            let below = (word &- floor) & ~word
-            let del = (flipped &- ones) & ~flipped
-            if (word | below | del) & highs != 0 { break }
-            index += 8
+        return firstIndex(outside: lowest, 0x7E, in: bytes, from: 0) == bytes.count
+    }
+
+    /// The index of the first byte of `bytes` from `start` on that is outside `lowest...highest`, or `bytes.count`:
+    /// sixteen bytes a vector compare (`idtk_first_outside16`), the last fifteen one at a time.
+    package static func firstIndex(outside lowest: UInt8, _ highest: UInt8, in bytes: UnsafeRawBufferPointer, from start: Int) -> Int {
+        guard let base = bytes.baseAddress?.assumingMemoryBound(to: UInt8.self) else { return bytes.count }
+        var index = start
+        while index + 16 <= bytes.count {
+            let offset = Int(idtk_first_outside16(base + index, lowest, highest))
+            if offset < 16 { return index + offset }
+            index += 16
         }
         while index < bytes.count {
-            guard bytes[index] >= lowest && bytes[index] < 0x7F else { return false }
+            if base[index] < lowest || base[index] > highest { return index }
             index += 1
         }
-        return true
+        return bytes.count
     }
 }

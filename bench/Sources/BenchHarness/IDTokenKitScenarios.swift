@@ -79,6 +79,7 @@ public func allScenarios(_ fixtures: Fixtures) throws -> [Scenario] {
     ]
     scenarios += try verifierScenarios(fixtures)
     scenarios += try replayScenarios(fixtures)
+    scenarios += try serveScenarios(fixtures)
     scenarios += try cachedVerifierScenarios(fixtures)
     return scenarios
 }

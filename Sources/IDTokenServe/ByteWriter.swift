@@ -1,0 +1,38 @@
+/// Bytes written in place into a buffer whose size was computed first (an answer's header block, a protobuf
+/// message): one `writeWithUnsafeMutableBytes` instead of a bounds and capacity check for every piece.
+struct ByteWriter {
+    let buffer: UnsafeMutableRawBufferPointer
+    private(set) var at = 0
+
+    init(buffer: UnsafeMutableRawBufferPointer) { self.buffer = buffer }
+
+    @inline(__always)
+    mutating func byte(_ value: UInt8) {
+        buffer[at] = value
+        at += 1
+    }
+
+    /// A string's UTF-8 bytes, ASCII letters lower-cased when asked.
+    @inline(__always)
+    mutating func text(_ text: String, lowercased: Bool = false) {
+        let count = text.utf8.count
+        let target = UnsafeMutableRawBufferPointer(rebasing: buffer[at..<at + count])
+        let copied = text.utf8.withContiguousStorageIfAvailable { target.copyMemory(from: UnsafeRawBufferPointer($0)) }
+        if copied == nil {
+            for (offset, byte) in text.utf8.enumerated() { target[offset] = byte }
+        }
+        if lowercased {
+            for index in target.indices where target[index] >= UInt8(ascii: "A") && target[index] <= UInt8(ascii: "Z") {
+                target[index] |= 0x20
+            }
+        }
+        at += count
+    }
+
+    @inline(__always)
+    mutating func text(_ text: StaticString) {
+        UnsafeMutableRawBufferPointer(rebasing: buffer[at..<at + text.utf8CodeUnitCount])
+            .copyMemory(from: UnsafeRawBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
+        at += text.utf8CodeUnitCount
+    }
+}
