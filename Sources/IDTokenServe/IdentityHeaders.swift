@@ -1,3 +1,5 @@
+import JOSE
+
 /// How claim text becomes an identity header value. Claims such as `email` are chosen by the end user, so they
 /// are hostile text: nothing in them may end a header, start another, or be read back as something else.
 ///
@@ -14,7 +16,7 @@
 package enum IdentityHeaders {
     /// The value encoded by the rule above.
     package static func encode(_ text: String) -> String {
-        if text.utf8.withContiguousStorageIfAvailable({ $0.allSatisfy(passes) }) ?? text.utf8.allSatisfy(passes) { return text }
+        if text.utf8.withContiguousStorageIfAvailable(passesAll) ?? text.utf8.allSatisfy(passes) { return text }
         var out: [UInt8] = []
         out.reserveCapacity(text.utf8.count + 16)
         for byte in text.utf8 {
@@ -40,6 +42,15 @@ package enum IdentityHeaders {
         // On the bytes in place (a native string's are contiguous): iterating `String.UTF8View` costs several
         // times more, and `X-Auth-Claims` is most of a response.
         value.utf8.withContiguousStorageIfAvailable(HeaderBytes.isPrintableASCII) ?? value.utf8.allSatisfy { $0 >= 0x20 && $0 < 0x7F }
+    }
+
+    /// Whether every byte passes as it is: printable ASCII (sixteen bytes a vector compare), then no `%` or `,`
+    /// (`memchr`); most identifiers are plain text.
+    static func passesAll(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard let base = bytes.baseAddress else { return true }
+        return ByteSearch.firstIndex(outside: 0x20, 0x7E, in: UnsafeRawBufferPointer(bytes), from: 0) == bytes.count
+            && ByteSearch.firstIndex(of: UInt8(ascii: "%"), in: base, from: 0, to: bytes.count) == nil
+            && ByteSearch.firstIndex(of: UInt8(ascii: ","), in: base, from: 0, to: bytes.count) == nil
     }
 
     @inline(__always)

@@ -48,6 +48,17 @@ public enum ByteSearch {
             if offset < 16 { return index + offset }
             index += 16
         }
+        // Eight bytes of what is left at once when the range ends at `~`, as most of a short header value: a word is
+        // clean when it has no byte at or above 0x80, none below `lowest` (subtracting `lowest` from every byte
+        // borrows into that byte's high bit, and only such a byte starts a borrow) and no DEL.
+        if highest == 0x7E && index + 8 <= bytes.count {
+            let ones: UInt64 = 0x0101_0101_0101_0101
+            let word = UnsafeRawPointer(base + index).loadUnaligned(as: UInt64.self)
+            let flipped = word ^ (ones &* 0x7F)
+            if (word | ((word &- ones &* UInt64(lowest)) & ~word) | ((flipped &- ones) & ~flipped)) & (ones &* 0x80) == 0 {
+                index += 8
+            }
+        }
         while index < bytes.count {
             if base[index] < lowest || base[index] > highest { return index }
             index += 1
