@@ -30,6 +30,7 @@ import time
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "scripts"))
 from check_serve import Key, firebase_claims, firebase_config  # noqa: E402
 from check_grpc import stubs  # noqa: E402
+from serve_bench import free_port, nginx_argv  # noqa: E402
 
 
 def cpu_seconds(pid):
@@ -77,28 +78,16 @@ def measured(pid, run):
         if "Non-2xx" in output:
             raise SystemExit("wrk saw refusals:\n" + output)
         rps = float(re.search(r"Requests/sec:\s+([\d.]+)", output).group(1))
-        latency = "p50 %s, p99 %s" % (re.search(r"50%\s+(\S+)", output).group(1), re.search(r"99%\s+(\S+)", output).group(1))
+        # The latency distribution's rows ("     50%  560.00us"), not a "+/- Stdev" column that ends in "50%".
+        latency = "p50 %s, p99 %s" % (re.search(r"^\s+50%\s+(\S+)", output, re.M).group(1),
+                                      re.search(r"^\s+99%\s+(\S+)", output, re.M).group(1))
     return requests, rps, latency, cpu * 1e6 / max(requests, 1)
 
 
 def nginx_floor(args, work, body=0):
     """nginx answering 200 with `body` bytes of body (0: the empty 200, the HTTP floor)."""
-    for sub in ("tmp-body", "tmp-proxy", "tmp-fastcgi", "tmp-uwsgi", "tmp-scgi"):
-        os.makedirs(os.path.join(work, sub), exist_ok=True)
-    import socket
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    with open(os.path.join(work, "nginx.conf"), "w") as f:
-        f.write("""daemon off; master_process off; worker_processes 1; error_log %(w)s/e.log error; pid %(w)s/n.pid;
-events { worker_connections 4096; }
-http { access_log off; client_body_temp_path %(w)s/tmp-body; proxy_temp_path %(w)s/tmp-proxy;
-  fastcgi_temp_path %(w)s/tmp-fastcgi; uwsgi_temp_path %(w)s/tmp-uwsgi; scgi_temp_path %(w)s/tmp-scgi;
-  keepalive_requests 1000000;
-  server { listen 127.0.0.1:%(p)d; location / { return 200 "%(b)s"; } } }
-""" % {"w": work, "p": port, "b": "x" * body})
-    nginx = subprocess.Popen([shutil.which("nginx") or "/usr/sbin/nginx", "-p", work, "-c", os.path.join(work, "nginx.conf")],
-                             stderr=subprocess.DEVNULL)
+    port = free_port()
+    nginx = subprocess.Popen(nginx_argv(work, port, body), stderr=subprocess.DEVNULL)
     try:
         time.sleep(0.5)
         return measured(nginx.pid, lambda: wrk(args, port))

@@ -127,6 +127,23 @@ def cpu_seconds(pid):
     return (int(fields[11]) + int(fields[12])) / TICKS
 
 
+def nginx_argv(work, port, body=0):
+    """nginx answering 200 on 127.0.0.1:`port`, with `body` bytes of body (0: the empty 200, the HTTP floor), one
+    worker and no master process, its files in `work`: the command that runs it (the configuration written)."""
+    for sub in ("tmp-body", "tmp-proxy", "tmp-fastcgi", "tmp-uwsgi", "tmp-scgi"):
+        os.makedirs(os.path.join(work, sub), exist_ok=True)
+    answer = 'return 200 "%s";' % ("x" * body) if body else "return 200;"
+    with open(os.path.join(work, "nginx.conf"), "w") as f:
+        f.write("""daemon off; master_process off; worker_processes 1; error_log %(w)s/e.log error; pid %(w)s/n.pid;
+events { worker_connections 4096; }
+http { access_log off; client_body_temp_path %(w)s/tmp-body; proxy_temp_path %(w)s/tmp-proxy;
+  fastcgi_temp_path %(w)s/tmp-fastcgi; uwsgi_temp_path %(w)s/tmp-uwsgi; scgi_temp_path %(w)s/tmp-scgi;
+  keepalive_requests 1000000;
+  server { listen 127.0.0.1:%(p)d; location / { %(a)s } } }
+""" % {"w": work, "p": port, "a": answer})
+    return [shutil.which("nginx") or "/usr/sbin/nginx", "-p", work, "-c", os.path.join(work, "nginx.conf")]
+
+
 def free_port():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -384,19 +401,8 @@ def run(args, work):
         return start
 
     def nginx():
-        for sub in ("tmp-body", "tmp-proxy", "tmp-fastcgi", "tmp-uwsgi", "tmp-scgi"):
-            os.makedirs(os.path.join(work, sub), exist_ok=True)
         port = free_port()
-        with open(os.path.join(work, "nginx.conf"), "w") as f:
-            f.write("""daemon off; master_process off; worker_processes 1; error_log %(w)s/e.log error; pid %(w)s/n.pid;
-events { worker_connections 4096; }
-http { access_log off; client_body_temp_path %(w)s/tmp-body; proxy_temp_path %(w)s/tmp-proxy;
-  fastcgi_temp_path %(w)s/tmp-fastcgi; uwsgi_temp_path %(w)s/tmp-uwsgi; scgi_temp_path %(w)s/tmp-scgi;
-  keepalive_requests 1000000;
-  server { listen 127.0.0.1:%(p)d; location / { return 200; } } }
-""" % {"w": work, "p": port})
-        process = subprocess.Popen(pinned([shutil.which("nginx") or "/usr/sbin/nginx", "-p", work, "-c", os.path.join(work, "nginx.conf")],
-                                          "server"), stderr=subprocess.DEVNULL)
+        process = subprocess.Popen(pinned(nginx_argv(work, port), "server"), stderr=subprocess.DEVNULL)
         return process, port
 
     serve_subject = lambda response, body: response.getheader("X-Auth-Subject")
