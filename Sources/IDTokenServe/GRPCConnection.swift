@@ -453,7 +453,9 @@ final class GRPCConnection: ChannelDuplexHandler {
         calls[stream] = call
         giveBackWindow(context: context)
         let trailers: HPACKHeaders = [":status": "200", "content-type": "application/grpc",
-                                      "grpc-status": String(status.rawValue), "grpc-message": Self.percentEncoded(message)]
+                                      "grpc-status": String(status.rawValue),
+                                      // grpc-message is percent-encoded: IdentityHeaders.encode writes `%XX` for `%`, `,` and every byte outside printable ASCII.
+                                      "grpc-message": IdentityHeaders.encode(message)]
         write(HTTP2Frame(streamID: stream, payload: .headers(.init(headers: trailers, endStream: true))), context: context)
         finished(stream, context: context)
     }
@@ -516,9 +518,6 @@ final class GRPCConnection: ChannelDuplexHandler {
         default: return nil
         }
     }
-
-    /// `grpc-message`'s percent-encoding: bytes outside printable ASCII, `%` (and `,`) as `%XX`.
-    static func percentEncoded(_ text: String) -> String { IdentityHeaders.encode(text) }
 }
 
 /// A connection's calls by stream ID: at most the 100 concurrent streams the connection allows, about as many as a

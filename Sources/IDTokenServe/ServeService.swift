@@ -136,8 +136,8 @@ package final class ServeService: Sendable {
         }
     }
 
-    /// The answer to `request` for a door that can wait for it (the gRPC door, one task per call): decided as the
-    /// HTTP door decides, and counted in the same metrics.
+    /// The answer to `request` for a caller that can wait for it (the service's tests, one task a request): decided
+    /// as the doors decide, and counted in the same metrics.
     package func respond(to request: ServeRequest) async -> ServeResponse {
         let started = ContinuousClock.now
         let response = await Self.response(of: decide(request))
