@@ -103,6 +103,24 @@ def raw_verify_us():
     return 1e6 / value if match and value > 1 else value * 1e6   # -mr: seconds an op in newer versions, ops/s before
 
 
+def write_check_body(work, token, path):
+    """Writes to `path` the gRPC request body h2load sends: a `CheckRequest` shaped as Envoy sends one (the request's
+    headers, `token` in Authorization), after gRPC's 5-byte length prefix. Returns `path`."""
+    stubs(work)
+    from envoy.service.auth.v3 import external_auth_pb2 as auth
+    request = auth.CheckRequest()
+    http = request.attributes.request.http
+    http.method, http.path, http.host, http.protocol = "GET", "/app/orders", "app.example.com", "HTTP/1.1"
+    http.headers["authorization"] = "Bearer " + token
+    for name, value in (("user-agent", "Mozilla/5.0 (bench)"), ("accept", "application/json"), ("x-request-id", "4f1c2d"),
+                        (":authority", "app.example.com"), (":method", "GET"), (":path", "/app/orders"), ("x-forwarded-proto", "https")):
+        http.headers[name] = value
+    message = request.SerializeToString()
+    with open(path, "wb") as f:
+        f.write(b"\x00" + struct.pack(">I", len(message)) + message)   # gRPC length-prefixed message
+    return path
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("binary")
@@ -117,8 +135,6 @@ def main():
         if not shutil.which(tool) and not os.path.exists("/usr/sbin/" + tool):
             raise SystemExit(f"{tool} is not installed (apt-get install nghttp2-client wrk nginx)")
     work = tempfile.mkdtemp(prefix="idtk-grpc-load-")
-    stubs(work)
-    from envoy.service.auth.v3 import external_auth_pb2 as auth
     try:
         key = Key("load-key")
         _, config = firebase_config(work, key)
@@ -126,17 +142,7 @@ def main():
             base = json.load(f)
         token = key.token(firebase_claims(exp=2_000_000_000))
 
-        request = auth.CheckRequest()
-        http = request.attributes.request.http
-        http.method, http.path, http.host, http.protocol = "GET", "/app/orders", "app.example.com", "HTTP/1.1"
-        http.headers["authorization"] = "Bearer " + token
-        for name, value in (("user-agent", "Mozilla/5.0 (bench)"), ("accept", "application/json"), ("x-request-id", "4f1c2d"),
-                            (":authority", "app.example.com"), (":method", "GET"), (":path", "/app/orders"), ("x-forwarded-proto", "https")):
-            http.headers[name] = value
-        message = request.SerializeToString()
-        body = os.path.join(work, "check.bin")
-        with open(body, "wb") as f:
-            f.write(b"\x00" + struct.pack(">I", len(message)) + message)   # gRPC length-prefixed message
+        body = write_check_body(work, token, os.path.join(work, "check.bin"))
 
         rows = {}
         half = None

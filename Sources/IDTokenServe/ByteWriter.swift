@@ -30,6 +30,12 @@ struct ByteWriter {
     }
 
     @inline(__always)
+    mutating func bytes(_ bytes: [UInt8]) {
+        bytes.withUnsafeBytes { UnsafeMutableRawBufferPointer(rebasing: buffer[at..<at + $0.count]).copyMemory(from: $0) }
+        at += bytes.count
+    }
+
+    @inline(__always)
     mutating func text(_ text: StaticString) {
         UnsafeMutableRawBufferPointer(rebasing: buffer[at..<at + text.utf8CodeUnitCount])
             .copyMemory(from: UnsafeRawBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))

@@ -20,6 +20,7 @@ import NIOCore
 package struct ExternalAuthorization: Sendable {
     /// The gRPC method's path.
     package static let checkMethod = "/envoy.service.auth.v3.Authorization/Check"
+    static let checkMethodBytes = Array(checkMethod.utf8)
     /// The context extension (set per route in Envoy's `ext_authz` per-route configuration) that names a profile.
     package static let profileExtension = "idtoken-profile"
     /// The identity headers an allow answer can carry: those it does not carry are removed upstream.
@@ -226,7 +227,17 @@ package struct ExternalAuthorization: Sendable {
         }
     }
 
+    @inline(__always)
     private static func varint(_ bytes: UnsafeRawBufferPointer, _ at: inout Int, _ end: Int) throws(Malformed) -> UInt64 {
+        // Tags and the lengths of short fields are one byte.
+        if at < end, bytes[at] < 0x80 {
+            at += 1
+            return UInt64(bytes[at - 1])
+        }
+        return try longVarint(bytes, &at, end)
+    }
+
+    private static func longVarint(_ bytes: UnsafeRawBufferPointer, _ at: inout Int, _ end: Int) throws(Malformed) -> UInt64 {
         var value: UInt64 = 0
         var shift: UInt64 = 0
         while at < end {
@@ -264,8 +275,10 @@ package struct ExternalAuthorization: Sendable {
 
         // The headers sent: over HTTP, only values IdentityHeaders.isSafe passes reach a client, and so here; an allow
         // sends the identity headers only, and asks Envoy to remove the identity headers it does not send.
-        var headersSize = 0
-        var sent: UInt32 = 0
+        // An allow's identity headers come laid out already (IdentityAnswer), as the token's first answer wrote them.
+        let identity = allowed ? answer.identity : nil
+        var headersSize = identity?.grpc.count ?? 0
+        var sent: UInt32 = identity?.grpcIdentities ?? 0
         /// Which of the answer's headers are written (its first 64; an answer has about ten).
         var written: UInt64 = 0
         for (position, (name, value)) in answer.headers.prefix(64).enumerated() where IdentityHeaders.isSafe(value) {
@@ -310,15 +323,10 @@ package struct ExternalAuthorization: Sendable {
                 out.byte(1 << 3)
                 out.varint(UInt64(answer.status))
             }
-            // headers (2 in both): HeaderValueOption { header (1): HeaderValue { key (1), value (2) }, append_action (3) }.
+            // headers (2 in both).
+            if let identity { out.bytes(identity.grpc) }
             for (position, (name, value)) in answer.headers.prefix(64).enumerated() where written & (1 << position) != 0 {
-                out.tag(2, length: Self.optionSize(name, value))
-                out.tag(1, length: Self.headerValueSize(name, value))
-                out.tag(1, length: name.utf8.count)
-                out.text(name, lowercased: true)
-                if !value.isEmpty { out.string(2, value) }
-                out.byte(3 << 3)
-                out.byte(2)   // OVERWRITE_IF_EXISTS_OR_ADD
+                out.headerOption(name, value)
             }
             if allowed {
                 // OkHttpResponse.headers_to_remove (5).
@@ -329,6 +337,28 @@ package struct ExternalAuthorization: Sendable {
             }
             return out.at
         }
+    }
+
+    /// The `headers` fields of an allow's identity headers (those of them named in ``identityHeaders``), and which of
+    /// ``identityHeaders`` they are: laid out once per token (``IdentityAnswer``).
+    static func identityOptions(_ headers: [(String, String)]) -> (bytes: [UInt8], identities: UInt32) {
+        var size = 0
+        var identities: UInt32 = 0
+        var written: UInt64 = 0
+        for (position, (name, value)) in headers.prefix(64).enumerated() {
+            guard let index = identityIndex(name) else { continue }
+            identities |= 1 << index
+            written |= 1 << position
+            size += fieldSize(optionSize(name, value))
+        }
+        let bytes = [UInt8](unsafeUninitializedCapacity: size) { buffer, count in
+            var out = ByteWriter(buffer: UnsafeMutableRawBufferPointer(buffer))
+            for (position, (name, value)) in headers.prefix(64).enumerated() where written & (1 << position) != 0 {
+                out.headerOption(name, value)
+            }
+            count = out.at
+        }
+        return (bytes, identities)
     }
 
     /// The index in ``identityHeaders`` of a header name (compared without case).
@@ -354,11 +384,11 @@ package struct ExternalAuthorization: Sendable {
 
     private static let identityBytes = identityHeaders.map { Array($0.utf8) }
 
-    private static func headerValueSize(_ name: String, _ value: String) -> Int {
+    fileprivate static func headerValueSize(_ name: String, _ value: String) -> Int {
         fieldSize(name.utf8.count) + (value.isEmpty ? 0 : fieldSize(value.utf8.count))
     }
 
-    private static func optionSize(_ name: String, _ value: String) -> Int {
+    fileprivate static func optionSize(_ name: String, _ value: String) -> Int {
         fieldSize(headerValueSize(name, value)) + 2
     }
 
@@ -392,5 +422,17 @@ private extension ByteWriter {
     mutating func string(_ number: Int, _ value: String) {
         tag(number, length: value.utf8.count)
         text(value)
+    }
+
+    /// A `headers` field (2 in `OkHttpResponse` and `DeniedHttpResponse`): HeaderValueOption { header (1):
+    /// HeaderValue { key (1), value (2) }, append_action (3) }, the name lower-case.
+    mutating func headerOption(_ name: String, _ value: String) {
+        tag(2, length: ExternalAuthorization.optionSize(name, value))
+        tag(1, length: ExternalAuthorization.headerValueSize(name, value))
+        tag(1, length: name.utf8.count)
+        text(name, lowercased: true)
+        if !value.isEmpty { string(2, value) }
+        byte(3 << 3)
+        byte(2)   // OVERWRITE_IF_EXISTS_OR_ADD
     }
 }

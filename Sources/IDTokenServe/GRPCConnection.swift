@@ -1,4 +1,5 @@
 #if GRPC
+import JOSE
 import NIOCore
 import NIOHPACK
 import NIOHTTP2
@@ -164,11 +165,14 @@ final class GRPCConnection: ChannelDuplexHandler {
     }
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
-        if let closed = event as? StreamClosedEvent {
+        // The event's type compared first: a failed `as?` from `Any` costs a runtime cast, and NIOHTTP2Handler sends
+        // several events a call (stream created, window updated, stream closed).
+        let type = ObjectIdentifier(Swift.type(of: event))
+        if type == ObjectIdentifier(StreamClosedEvent.self), let closed = event as? StreamClosedEvent {
             if let call = calls.removeValue(forKey: closed.streamID) { credit += call.held }
             giveBackWindow(context: context)
             closeIfQuiesced(context: context)
-        } else if event is ChannelShouldQuiesceEvent {
+        } else if type == ObjectIdentifier(ChannelShouldQuiesceEvent.self) {
             quiescing = true
             context.writeAndFlush(wrapOutboundOut(HTTP2Frame(streamID: .rootStream,
                                                              payload: .goAway(lastStreamID: highestStream, errorCode: .noError, opaqueData: nil))),
@@ -280,25 +284,16 @@ final class GRPCConnection: ChannelDuplexHandler {
         context.fireChannelReadComplete()
     }
 
-    /// A call's headers: the method, the content type, the deadline (read in one pass: HTTP/2 names are lower-case,
-    /// which NIOHTTP2Handler's validation has checked).
+    /// A call's headers: the method, the content type, the deadline, read in the pass that checks the block.
     private func begin(_ stream: HTTP2StreamID, headers: HPACKHeaders, ended: Bool, context: ChannelHandlerContext) {
-        guard Self.isWellFormed(headers, trailers: false) else {
+        var head = RequestHead()
+        guard Self.isWellFormed(headers, trailers: false, reading: &head) else {
             write(HTTP2Frame(streamID: stream, payload: .rstStream(.protocolError)), context: context)
             return
         }
         let now = context.eventLoop.now
-        var method = false, path = false, grpc = false
-        var deadline: NIODeadline?
-        for (name, value, _) in headers {
-            switch name {
-            case ":method": method = value == "POST"
-            case ":path": path = value == ExternalAuthorization.checkMethod
-            case "content-type": grpc = value.utf8.starts(with: "application/grpc".utf8)
-            case "grpc-timeout": deadline = Self.timeout(value).map { now + $0 }
-            default: break
-            }
-        }
+        let deadline = head.timeout.map { now + $0 }
+        let method = head.isPOST, path = head.isCheck, grpc = head.isGRPC
         calls[stream] = Call(started: now, deadline: deadline, peerDone: ended)
         guard method, path else {
             fail(stream, .unimplemented, "this service answers \(ExternalAuthorization.checkMethod) only", context: context)
@@ -321,51 +316,105 @@ final class GRPCConnection: ChannelDuplexHandler {
         giveBackWindow(context: context)
     }
 
+    /// What a call's handling reads of its request headers.
+    struct RequestHead {
+        var isPOST = false
+        /// `:path` is ``ExternalAuthorization/checkMethod``.
+        var isCheck = false
+        /// `content-type` is `application/grpc` or one of its `+format` / `;parameter` forms.
+        var isGRPC = false
+        /// `grpc-timeout`, when it is well-formed.
+        var timeout: TimeAmount?
+    }
+
     /// Whether a request's header block (or its trailers) is well-formed as RFC 9113 §8.2 and §8.3 say: names
     /// lower-case tokens; the pseudo-headers of a request only (`:method`, `:scheme`, `:path`, `:authority`), each at
     /// most once, before every other field, the first three present (none in trailers); no connection-specific field
-    /// (`te` only as `trailers`); no value with NUL, CR or LF, or with whitespace at either end.
-    static func isWellFormed(_ headers: HPACKHeaders, trailers: Bool) -> Bool {
+    /// (`te` only as `trailers`); no value with NUL, CR or LF, or with whitespace at either end. What the call needs
+    /// is read in the same pass, on the bytes in place (`head`; trailers give nothing).
+    static func isWellFormed(_ headers: HPACKHeaders, trailers: Bool, reading head: inout RequestHead) -> Bool {
         var pseudo: UInt8 = 0
         var regular = false
         for (name, value, _) in headers {
-            if name.utf8.first == UInt8(ascii: ":") {
-                guard !regular, !trailers else { return false }
-                let bit: UInt8
-                switch name {
-                case ":method": bit = 1
-                case ":scheme": bit = 2
-                case ":path": bit = 4
-                case ":authority": bit = 8
-                default: return false
-                }
-                guard pseudo & bit == 0 else { return false }
-                pseudo |= bit
-            } else {
-                regular = true
-                guard !name.isEmpty, name.utf8.allSatisfy(Self.isLowerCaseTokenByte) else { return false }
-                switch name {
-                case "connection", "keep-alive", "proxy-connection", "transfer-encoding", "upgrade": return false
-                case "te": guard value == "trailers" else { return false }
-                default: break
+            var name = name, value = value
+            let wellFormed = name.withUTF8 { name in
+                value.withUTF8 { value in
+                    field(name, value, trailers: trailers, pseudo: &pseudo, regular: &regular, head: &head)
                 }
             }
-            guard value.utf8.allSatisfy({ $0 != 0 && $0 != 10 && $0 != 13 }) else { return false }
-            if let first = value.utf8.first, first == 32 || first == 9 { return false }
-            if let last = value.utf8.last, last == 32 || last == 9 { return false }
+            guard wellFormed else { return false }
         }
         return trailers || pseudo & 7 == 7
     }
 
-    /// RFC 9110's `tchar`, upper-case letters excluded (HTTP/2 field names are lower-case).
-    private static func isLowerCaseTokenByte(_ byte: UInt8) -> Bool {
-        switch byte {
-        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"): true
-        case UInt8(ascii: "!"), UInt8(ascii: "#"), UInt8(ascii: "$"), UInt8(ascii: "%"), UInt8(ascii: "&"), UInt8(ascii: "'"),
-             UInt8(ascii: "*"), UInt8(ascii: "+"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "^"), UInt8(ascii: "_"),
-             UInt8(ascii: "`"), UInt8(ascii: "|"), UInt8(ascii: "~"): true
-        default: false
+    static func isWellFormed(_ headers: HPACKHeaders, trailers: Bool) -> Bool {
+        var head = RequestHead()
+        return isWellFormed(headers, trailers: trailers, reading: &head)
+    }
+
+    /// One field of ``isWellFormed(_:trailers:reading:)``.
+    private static func field(_ name: UnsafeBufferPointer<UInt8>, _ value: UnsafeBufferPointer<UInt8>, trailers: Bool,
+                              pseudo: inout UInt8, regular: inout Bool, head: inout RequestHead) -> Bool {
+        guard let first = name.first else { return false }
+        for byte in value where byte == 0 || byte == 10 || byte == 13 { return false }
+        if let edge = value.first, edge == 32 || edge == 9 { return false }
+        if let edge = value.last, edge == 32 || edge == 9 { return false }
+        if first == UInt8(ascii: ":") {
+            guard !regular, !trailers else { return false }
+            let bit: UInt8
+            if equals(name, ":method") {
+                bit = 1
+                head.isPOST = equals(value, "POST")
+            } else if equals(name, ":scheme") {
+                bit = 2
+            } else if equals(name, ":path") {
+                bit = 4
+                head.isCheck = equals(value, ExternalAuthorization.checkMethodBytes)
+            } else if equals(name, ":authority") {
+                bit = 8
+            } else {
+                return false
+            }
+            guard pseudo & bit == 0 else { return false }
+            pseudo |= bit
+            return true
         }
+        regular = true
+        for byte in name where !isLowerCaseTokenByte(byte) { return false }
+        switch name.count {
+        case 2 where equals(name, "te"): return equals(value, "trailers")
+        case 7 where equals(name, "upgrade"): return false
+        case 10 where equals(name, "connection") || equals(name, "keep-alive"): return false
+        case 16 where equals(name, "proxy-connection"): return false
+        case 17 where equals(name, "transfer-encoding"): return false
+        case 12 where equals(name, "content-type"):
+            let grpc: StaticString = "application/grpc"
+            head.isGRPC = value.count >= 16 && equals(UnsafeBufferPointer(rebasing: value[0..<16]), grpc)
+        case 12 where equals(name, "grpc-timeout"):
+            head.timeout = timeout(String(decoding: value, as: UTF8.self))
+        default: break
+        }
+        return true
+    }
+
+    /// Whether `bytes` are `literal`'s, exactly.
+    @inline(__always)
+    private static func equals(_ bytes: UnsafeBufferPointer<UInt8>, _ literal: StaticString) -> Bool {
+        bytes.count == literal.utf8CodeUnitCount
+            && ByteSearch.equal(UnsafeRawBufferPointer(bytes), UnsafeRawBufferPointer(start: literal.utf8Start, count: literal.utf8CodeUnitCount))
+    }
+
+    @inline(__always)
+    private static func equals(_ bytes: UnsafeBufferPointer<UInt8>, _ other: [UInt8]) -> Bool {
+        bytes.count == other.count && other.withUnsafeBytes { ByteSearch.equal(UnsafeRawBufferPointer(bytes), $0) }
+    }
+
+    /// RFC 9110's `tchar`, upper-case letters excluded (HTTP/2 field names are lower-case).
+    @inline(__always)
+    private static func isLowerCaseTokenByte(_ byte: UInt8) -> Bool {
+        // Two 64-bit masks, one bit a byte below 0x80: `!#$%&'*+-.^_`|~`, the digits and the lower-case letters.
+        let low: UInt64 = 0x03FF_6CFA_0000_0000, high: UInt64 = 0x57FF_FFFF_C000_0000
+        return byte < 64 ? low >> byte & 1 == 1 : byte < 128 && high >> (byte - 64) & 1 == 1
     }
 
     /// The call's message is whole: decide it.

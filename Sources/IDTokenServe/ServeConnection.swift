@@ -275,11 +275,12 @@ final class ServeConnection: ChannelDuplexHandler {
         let length = String(response.body.utf8.count)
         let ending: StaticString = !keepAlive ? "\r\nConnection: close\r\n\r\n"
             : head.isHTTP10 ? "\r\nConnection: keep-alive\r\n\r\n" : "\r\n\r\n"
-        // The exact size first, then the bytes in one write: the headers sent are those IdentityHeaders.isSafe passes
-        // (at most 64 of them; an answer has about ten).
+        // The exact size first, then the bytes in one write: the identity headers as they were laid out when the token
+        // was first answered, then the headers IdentityHeaders.isSafe passes (at most 64 of them; an answer has a few).
+        let identity = response.identity
         var sent: UInt64 = 0
         var size = 9 + status.utf8CodeUnitCount + 16 + length.utf8.count + ending.utf8CodeUnitCount
-            + (sendsBody ? response.body.utf8.count : 0)
+            + (sendsBody ? response.body.utf8.count : 0) + (identity?.http.count ?? 0)
         for (position, (name, value)) in response.headers.prefix(64).enumerated() where IdentityHeaders.isSafe(value) {
             sent |= 1 << position
             size += name.utf8.count + value.utf8.count + 4
@@ -289,6 +290,7 @@ final class ServeConnection: ChannelDuplexHandler {
             var writer = ByteWriter(buffer: buffer)
             writer.text("HTTP/1.1 ")
             writer.text(status)
+            if let identity { writer.bytes(identity.http) }
             for (position, (name, value)) in response.headers.prefix(64).enumerated() where sent & (1 << position) != 0 {
                 writer.text(name)
                 writer.text(": ")

@@ -23,6 +23,9 @@ package struct ServeRequest: Sendable {
 /// An answer: status, headers (every value checked by ``IdentityHeaders/isSafe(_:)`` before it is sent), body.
 package struct ServeResponse: Sendable {
     package var status: Int
+    /// The identity headers of an accepted token, sent before ``headers``; nil for every other answer.
+    var identity: IdentityAnswer?
+    /// The answer's headers (after the identity headers, when there are any).
     package var headers: [(String, String)]
     package var body: String
     /// The verdict's code when the answer refuses a token (what `X-Auth-Error` says over HTTP): the gRPC door's

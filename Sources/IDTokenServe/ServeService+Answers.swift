@@ -30,10 +30,38 @@ extension ServeService {
     }
 
     func allow(_ verified: VerifiedToken, profile name: String, payload: Substring?, replayOrNonce: Bool) -> ServeResponse {
+        // A token seen before carries its identity headers as this service rendered them on its first answer.
+        let identity: IdentityAnswer
+        if let kept = verified.memo?.value as? IdentityAnswer, kept.renderer == ObjectIdentifier(self), kept.profile == name {
+            identity = kept
+        } else {
+            switch identityHeaders(verified, profile: name, payload: payload) {
+            case .failure(let error): return refusal(error, profile: name)
+            case .success(let headers):
+                identity = IdentityAnswer(renderer: ObjectIdentifier(self), profile: name, headers: headers)
+                verified.memo?.keep(identity)
+            }
+        }
+        let cacheControl: String
+        if replayOrNonce || settings.maxCacheAgeSeconds == 0 {
+            cacheControl = "no-store"
+        } else {
+            let seconds = max(0, min(Int(verified.expiresAt - now), settings.maxCacheAgeSeconds))
+            cacheControl = "private, max-age=\(seconds)"
+        }
+        var response = ServeResponse(status: 200, identity: identity, headers: [("Cache-Control", cacheControl)], body: "")
+        response.slot = 0
+        return response
+    }
+
+    /// The identity headers of an accepted token, encoded by ``IdentityHeaders``; an identifier whose encoding is
+    /// longer than `serve.maxIdentityHeaderBytes` refuses the token (`invalid_claim`), since a cut one could be
+    /// another user's.
+    private func identityHeaders(_ verified: VerifiedToken, profile name: String, payload: Substring?) -> Result<[(String, String)], TokenError> {
         let claims = verified.claims
         let limit = settings.maxIdentityHeaderBytes
         var headers: [(String, String)] = []
-        headers.reserveCapacity(10)
+        headers.reserveCapacity(9)
         func add(_ header: String, _ claim: String, _ value: String) -> TokenError? {
             let encoded = IdentityHeaders.encode(value)
             guard encoded.utf8.count <= limit else {
@@ -42,21 +70,20 @@ extension ServeService {
             headers.append((header, encoded))
             return nil
         }
-        if let error = add("X-Auth-Subject", "sub", verified.subject) { return refusal(error, profile: name) }
-        if let error = add("X-Auth-Issuer", "iss", verified.issuer) { return refusal(error, profile: name) }
+        if let error = add("X-Auth-Subject", "sub", verified.subject) { return .failure(error) }
+        if let error = add("X-Auth-Issuer", "iss", verified.issuer) { return .failure(error) }
         headers.append(("X-Auth-Provider", verified.provider.rawValue))
         headers.append(("X-Auth-Profile", IdentityHeaders.encode(name)))
         if claims.contains("aud") {
             let encoded = IdentityHeaders.encodeList(claims.audience)
             guard encoded.utf8.count <= limit else {
-                return refusal(TokenError(.invalidClaim, claim: "aud", "the \"aud\" claim is longer than the service passes on (\(limit) bytes encoded)"), profile: name)
+                return .failure(TokenError(.invalidClaim, claim: "aud", "the \"aud\" claim is longer than the service passes on (\(limit) bytes encoded)"))
             }
             headers.append(("X-Auth-Audience", encoded))
         }
-        let exp = verified.expiresAt
-        headers.append(("X-Auth-Expires", String(Int64(exp))))
+        headers.append(("X-Auth-Expires", String(Int64(verified.expiresAt))))
         if let email = claims.email, claims.emailVerified == true {
-            if let error = add("X-Auth-Email", "email", email) { return refusal(error, profile: name) }
+            if let error = add("X-Auth-Email", "email", email) { return .failure(error) }
         }
         // The payload segment as the token carries it: already base64url, so already a safe header value.
         if let payload, payload.utf8.count <= settings.maxClaimsHeaderBytes {
@@ -64,14 +91,6 @@ extension ServeService {
         } else {
             headers.append(("X-Auth-Claims-Omitted", "too-large"))
         }
-        if replayOrNonce || settings.maxCacheAgeSeconds == 0 {
-            headers.append(("Cache-Control", "no-store"))
-        } else {
-            let seconds = max(0, min(Int(exp - now), settings.maxCacheAgeSeconds))
-            headers.append(("Cache-Control", "private, max-age=\(seconds)"))
-        }
-        var response = ServeResponse(status: 200, headers: headers, body: "")
-        response.slot = 0
-        return response
+        return .success(headers)
     }
 }

@@ -230,8 +230,24 @@ import Testing
     @Test func verifiedTokenCacheAnswersRepeats() async throws {
         let fixture = try await ServeFixture(serve: "{\"verifiedTokenCache\": 100}")
         defer { Task { await fixture.stop() } }
-        let token = ServeFixture.firebaseToken()
-        for _ in 0..<3 { #expect(try await fixture.verify(token).status == 200) }
+        let token = ServeFixture.firebaseToken(extra: ",\"email\":\"ann@example.com\",\"email_verified\":true")
+        // The first answer renders the identity headers, the second keeps its rendering with the cached token, the
+        // third writes the kept one: all three the same bytes.
+        var answers: [[String]] = []
+        for _ in 0..<3 {
+            let response = try await fixture.verify(token)
+            #expect(response.status == 200)
+            answers.append(response.headers.map { "\($0.0): \($0.1)" })
+        }
+        #expect(answers[1] == answers[0])
+        #expect(answers[2] == answers[0])
+        #expect(answers[0].contains("X-Auth-Email: ann@example.com"))
+        #expect(answers[0].contains("X-Auth-Claims: \(token.split(separator: ".")[1])"))
+        // The same token with its profile named in the path: the same answer; Cache-Control is worked out per answer.
+        let named = try await fixture.verify(token, target: "/verify/firebase")
+        #expect(named.headers.map { "\($0.0): \($0.1)" } == answers[0])
+        let cacheControl = try #require(answers[0].first { $0.hasPrefix("Cache-Control: ") })
+        #expect(cacheControl != "Cache-Control: no-store")
         let metrics = try await fixture.get("/metrics").body
         #expect(metrics.contains("idtoken_verified_token_cache_entries{profile=\"firebase\"} 1\n"))
     }

@@ -40,6 +40,32 @@ import Testing
         #expect(hit.firebase.signInProvider == "apple.com")
     }
 
+    /// A service's memo rides on the cached token: every hit carries the same one, the first value kept in it stays,
+    /// and a verification that is not cached (the miss itself, a verifier without a cache) carries none.
+    @Test func aHitCarriesTheEntrysMemo() throws {
+        let (cached, fresh, _) = try Self.pair()
+        let token = Mint.firebase(uid: "memo-user")
+        let keys = Mint.rsa.keySet
+        let miss = try cached.verify(token, keys: keys, now: Mint.at(Mint.t0 + 10))
+        #expect(miss.memo == nil)
+        #expect(try fresh.verify(token, keys: keys, now: Mint.at(Mint.t0 + 10)).memo == nil)
+        let hit = try cached.verify(token, keys: keys, now: Mint.at(Mint.t0 + 20))
+        let memo = try #require(hit.memo)
+        #expect(memo.value == nil)
+        final class Rendering: Sendable { let text: String; init(_ text: String) { self.text = text } }
+        memo.keep(Rendering("first"))
+        memo.keep(Rendering("second"))
+        let again = try cached.verify(token, keys: keys, now: Mint.at(Mint.t0 + 30))
+        #expect(again.memo === memo)
+        #expect((again.memo?.value as? Rendering)?.text == "first")
+        // Another token's entry has a memo of its own.
+        let other = Mint.firebase(uid: "memo-other")
+        _ = try cached.verify(other, keys: keys, now: Mint.at(Mint.t0 + 30))
+        let otherMemo = try #require(try cached.verify(other, keys: keys, now: Mint.at(Mint.t0 + 40)).memo)
+        #expect(otherMemo !== memo)
+        #expect(otherMemo.value == nil)
+    }
+
     @Test func theAsynchronousPathHitsToo() async throws {
         let (cached, _, fullRuns) = try Self.pair()
         let token = Mint.firebase(uid: "async-user")

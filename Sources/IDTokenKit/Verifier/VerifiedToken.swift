@@ -11,6 +11,8 @@ public struct VerifiedToken: Sendable {
     public let claims: Claims
     /// Where the payload segment lies in the token's UTF-8 bytes (``CompactJWS/payloadRange``).
     public let payloadRange: Range<Int>
+    /// Where a service keeps what it derives from this token, when the verified-token cache holds it; nil otherwise.
+    package private(set) var memo: VerifiedTokenMemo?
 
     init(provider: Provider, algorithm: JWSAlgorithm, header: JOSEHeader, claims: JSONObject, payloadRange: Range<Int>) {
         self.provider = provider
@@ -18,6 +20,14 @@ public struct VerifiedToken: Sendable {
         self.header = header
         self.claims = Claims(claims)
         self.payloadRange = payloadRange
+        self.memo = nil
+    }
+
+    /// This token with a memo of its own, as the verified-token cache keeps it.
+    func memoized() -> VerifiedToken {
+        var copy = self
+        copy.memo = VerifiedTokenMemo()
+        return copy
     }
 
     /// The `kid` of the key that verified the signature, when the header named one.

@@ -168,8 +168,8 @@ public final class VerifiedTokenCache: @unchecked Sendable {
     /// Remembers `verified`, which just passed every check with `key`; `window` is its time window as the
     /// verification worked it out, which every hit checks again.
     func store(_ token: String, _ verified: VerifiedToken, key: PublicKey, window: TimeWindow, now: Double) {
-        let entry = CachedVerification(token, verified, key: key, window: window)
         guard !window.refuses(.exp, at: now) else { return }
+        let entry = CachedVerification(token, verified.memoized(), key: key, window: window)
         let evicted = withBytes(entry.token) { bytes -> CachedVerification? in
             let tag = tag(bytes)
             return shard(shardIndex(tag)).pointee.withCriticalSection { shard in shard.insert(tag, entry, bytes, now: now) }

@@ -1,0 +1,40 @@
+import IDTokenKit
+
+/// The identity headers of an accepted token as this service sends them (DESIGN §10: `X-Auth-Subject` to
+/// `X-Auth-Claims`), encoded, checked and laid out for both doors once: the HTTP door's header lines and the gRPC
+/// door's `HeaderValueOption` fields. Made on a token's first answer and kept in the token's
+/// ``IDTokenKit/VerifiedTokenMemo`` while the verified-token cache holds it, so that a token seen before (what a
+/// mesh mostly sees) is answered by copying bytes: no claim read, no encoding, no check of a header value again.
+///
+/// What varies from one answer to the next (`Cache-Control`'s `max-age`, `X-Auth-App-Id`) is not in it: those are
+/// the answer's other headers.
+final class IdentityAnswer: Sendable {
+    /// The service that rendered it and the profile it was rendered for: a kept rendering is used only by them.
+    let renderer: ObjectIdentifier
+    let profile: String
+    /// The headers, each value passed by ``IdentityHeaders/isSafe(_:)`` (every value the rule encodes is).
+    let headers: [(String, String)]
+    /// `Name: value\r\n` for each header, as the HTTP door writes them.
+    let http: [UInt8]
+    /// The `headers` fields of an `OkHttpResponse`, as the gRPC door writes them (``ExternalAuthorization``).
+    let grpc: [UInt8]
+    /// Which of ``ExternalAuthorization/identityHeaders`` the headers are, by index (the others are removed upstream).
+    let grpcIdentities: UInt32
+
+    init(renderer: ObjectIdentifier, profile: String, headers: [(String, String)]) {
+        self.renderer = renderer
+        self.profile = profile
+        let safe = headers.filter { IdentityHeaders.isSafe($0.1) }
+        self.headers = safe
+        var http: [UInt8] = []
+        http.reserveCapacity(safe.reduce(0) { $0 + $1.0.utf8.count + $1.1.utf8.count + 4 })
+        for (name, value) in safe {
+            http.append(contentsOf: name.utf8)
+            http.append(contentsOf: ": ".utf8)
+            http.append(contentsOf: value.utf8)
+            http.append(contentsOf: "\r\n".utf8)
+        }
+        self.http = http
+        (grpc, grpcIdentities) = ExternalAuthorization.identityOptions(safe)
+    }
+}
