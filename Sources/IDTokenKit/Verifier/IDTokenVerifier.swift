@@ -83,9 +83,7 @@ public struct IDTokenVerifier: Sendable {
     public func verify(_ token: String, now: Date, nonce: Nonce? = nil) async throws(TokenError) -> VerifiedToken {
         let nonce = nonce?.resolved(profile.nonceMode)
         let seconds = now.timeIntervalSince1970
-        if let hit = verifiedTokenCache?.verifiedToken(token, keySource: keySource, now: seconds, nonce: nonce) {
-            return hit
-        }
+        if let hit = cachedToken(token, keys: nil, now: seconds, nonce: nonce) { return hit }
         let jws = try CompactJWS(token, limits: profile.limits)
         switch step(jws, now: seconds, nonce: nonce, claims: nil, reportsRefusals: false) {
         case .done(let outcome): return try outcome.verification.get()
@@ -101,8 +99,9 @@ public struct IDTokenVerifier: Sendable {
         let seconds = now.timeIntervalSince1970
         // A cache hit is returned as it is, not wrapped in a Verification and unwrapped again: a hit costs about
         // 2,000 instructions, so the wrapping would show.
-        if let hit = verifiedTokenCache?.verifiedToken(token, keys: keys, now: seconds, nonce: nonce) { return hit }
-        return try evaluation(token, keys: keys, now: seconds, nonce: nonce, reportsRefusals: false, cached: false).get()
+        if let hit = cachedToken(token, keys: keys, now: seconds, nonce: nonce) { return hit }
+        let jws = try CompactJWS(token, limits: profile.limits)
+        return try decided(jws, keys: keys, now: seconds, nonce: nonce, reportsRefusals: false).get()
     }
 
     /// Verifies a token the caller has already split with `CompactJWS(token, limits: profile.limits)` (pipeline
@@ -111,7 +110,27 @@ public struct IDTokenVerifier: Sendable {
     /// checked here as when verifying the token text.
     public func verify(_ jws: CompactJWS, keys: JWKSet, now: Date, nonce: Nonce? = nil) throws(TokenError) -> VerifiedToken {
         try evaluation(jws, keys: keys, now: now.timeIntervalSince1970, nonce: nonce?.resolved(profile.nonceMode),
-                       reportsRefusals: false, replay: true).get()
+                       reportsRefusals: false).get()
+    }
+
+    /// The verified-token cache's answer for `token` (nil without a cache, or when the token must be verified in
+    /// full): the one place the verifier and the verifiers over it (``MultiProfileVerifier``) ask it.
+    /// - Parameters:
+    ///   - keys: the key-set snapshot the token would be verified against; nil: the key source's current set.
+    ///   - nonce: resolved (``Nonce/resolved(_:)``).
+    @inline(__always)
+    package func cachedToken(_ token: String, keys: JWKSet?, now: Double, nonce: Nonce?) -> VerifiedToken? {
+        Self.cachedToken(token, in: verifiedTokenCache, keys: keys, keySource: keySource, now: now, nonce: nonce)
+    }
+
+    /// ``cachedToken(_:keys:now:nonce:)`` from a verifier's cache and key source held apart from the verifier (a
+    /// route of ``MultiProfileVerifier`` keeps them, so that a lookup does not copy the whole verifier).
+    @inline(__always)
+    package static func cachedToken(_ token: String, in cache: VerifiedTokenCache?, keys: JWKSet?, keySource: any KeySource,
+                                    now: Double, nonce: Nonce?) -> VerifiedToken? {
+        guard let cache else { return nil }
+        if let keys { return cache.verifiedToken(token, keys: keys, now: now, nonce: nonce) }
+        return cache.verifiedToken(token, keySource: keySource, now: now, nonce: nonce)
     }
 
     // MARK: The way through the key source and the replay cache
@@ -132,21 +151,24 @@ public struct IDTokenVerifier: Sendable {
         case waiting(without: Outcome, @Sendable () async -> Outcome)
     }
 
-    /// The one orchestration of DESIGN §14 for a split token: the key source's current set; one refresh through
-    /// the source when it has none or lacks the token's `kid` (the source limits unknown-`kid` fetches by its
-    /// cooldown); then the replay cache, last. Answers at once when nothing has to be waited for.
+    /// The one orchestration of DESIGN §14 for a split token, which every way in takes: the key set (`keys` when
+    /// given, a snapshot that is never refreshed; else the key source's current set, with one refresh through the
+    /// source when it has none or lacks the token's `kid`, which the source limits by its cooldown); the key; the
+    /// signature; the claims; then the replay cache, last. Answers at once when nothing has to be waited for.
     /// - Parameters:
+    ///   - keys: the key-set snapshot to verify against; nil: the key source's.
     ///   - nonce: resolved (``Nonce/resolved(_:)``).
     ///   - claims: the payload, when routing has read it from this split already (it is not read again).
-    package func step(_ jws: CompactJWS, now: Double, nonce: Nonce?, claims: JSONObject?, reportsRefusals: Bool) -> Step {
-        switch prepare(jws, now: now, nonce: nonce, claims: claims, reportsRefusals: reportsRefusals) {
+    package func step(_ jws: CompactJWS, keys: JWKSet? = nil, now: Double, nonce: Nonce?, claims: JSONObject?,
+                      reportsRefusals: Bool) -> Step {
+        switch prepare(jws, keys: keys, now: now, nonce: nonce, claims: claims, reportsRefusals: reportsRefusals) {
         case .decided(let step): return step
         case .signature(let pending): return finish(pending, signatureValid: jws.verifySignature(with: pending.key))
         }
     }
 
     /// A split token whose key is chosen, waiting only for its signature's verdict: from one libcrypto call
-    /// (``step(_:now:nonce:claims:reportsRefusals:)``) or from a batch of them (``SignatureBatch``).
+    /// (``step(_:keys:now:nonce:claims:reportsRefusals:)``) or from a batch of them (``SignatureBatch``).
     package struct PendingSignature: Sendable {
         package let jws: CompactJWS
         /// The key the header chose, checked against the profile's algorithms.
@@ -157,7 +179,7 @@ public struct IDTokenVerifier: Sendable {
         let reportsRefusals: Bool
     }
 
-    /// Where ``prepare(_:now:nonce:claims:reportsRefusals:)`` left a token.
+    /// Where ``prepare(_:keys:now:nonce:claims:reportsRefusals:)`` left a token.
     package enum Prepared: Sendable {
         /// Decided without its signature (refused before it), or waiting for the key source.
         case decided(Step)
@@ -165,10 +187,11 @@ public struct IDTokenVerifier: Sendable {
         case signature(PendingSignature)
     }
 
-    /// The way up to the signature: the key set (or the wait for one), the header's algorithm and the key by
-    /// `kid` (or the wait for a refresh when the set lacks it).
-    package func prepare(_ jws: CompactJWS, now: Double, nonce: Nonce?, claims: JSONObject?, reportsRefusals: Bool) -> Prepared {
-        guard let keys = fixedKeys ?? keySource.currentKeys() else {
+    /// The way up to the signature: the key set (`keys`, or the source's, or the wait for one), the header's
+    /// algorithm and the key by `kid` (or, with the source's set, the wait for a refresh when the set lacks it).
+    package func prepare(_ jws: CompactJWS, keys given: JWKSet? = nil, now: Double, nonce: Nonce?, claims: JSONObject?,
+                         reportsRefusals: Bool) -> Prepared {
+        guard let keys = given ?? fixedKeys ?? keySource.currentKeys() else {
             let unavailable = TokenError(.keysUnavailable, "the key source has no usable key set yet, and a synchronous verification does not fetch one")
             return .decided(.waiting(without: Outcome(verification: .refused(unavailable, signatureVerified: false, header: jws.header, claims: claims))) { [self] in await self.fetched(jws, refreshingFor: nil, now: now, nonce: nonce, claims: claims,
                                                           reportsRefusals: reportsRefusals) })
@@ -176,8 +199,9 @@ public struct IDTokenVerifier: Sendable {
         let key: PublicKey
         do { key = try selectKey(jws, keys) } catch {
             let outcome = Outcome(verification: unverified(error, jws, reportsRefusals, claims))
-            // Only a kid the set lacks is worth a refresh; a missing kid stays missing, and a fixed set stays as it is.
-            if fixedKeys == nil, error.code == .unknownKey, let kid = jws.header.kid, keys.key(kid: kid) == nil {
+            // Only a kid the set lacks is worth a refresh; a missing kid stays missing, and a fixed set or a given
+            // snapshot stays as it is.
+            if given == nil, fixedKeys == nil, error.code == .unknownKey, let kid = jws.header.kid, keys.key(kid: kid) == nil {
                 return .decided(.waiting(without: outcome) { [self] in await self.fetched(jws, refreshingFor: kid, now: now, nonce: nonce, claims: claims,
                                                               reportsRefusals: reportsRefusals) })
             }
@@ -191,7 +215,7 @@ public struct IDTokenVerifier: Sendable {
     ///   batch kernel's exact encoding; never a refusal libcrypto has not confirmed).
     package func finish(_ pending: PendingSignature, signatureValid: Bool) -> Step {
         let outcome = signed(pending.jws, key: pending.key, valid: signatureValid, now: pending.now, nonce: pending.nonce,
-                             claims: pending.claims, reportsRefusals: pending.reportsRefusals, replay: false)
+                             claims: pending.claims, reportsRefusals: pending.reportsRefusals)
         return replayStep(outcome, pending.jws, now: pending.now)
     }
 
@@ -202,9 +226,7 @@ public struct IDTokenVerifier: Sendable {
         do { keys = try await keySource.keys(refreshingFor: kid) } catch {
             return Outcome(verification: .refused(error, signatureVerified: false, header: jws.header, claims: claims))
         }
-        let outcome = self.outcome(jws, keys: keys, now: now, nonce: nonce, claims: claims, reportsRefusals: reportsRefusals,
-                                   replay: false)
-        switch replayStep(outcome, jws, now: now) {
+        switch step(jws, keys: keys, now: now, nonce: nonce, claims: claims, reportsRefusals: reportsRefusals) {
         case .done(let outcome): return outcome
         case .waiting(_, let rest): return await rest()
         }
@@ -259,51 +281,51 @@ public struct IDTokenVerifier: Sendable {
     /// already reports its own reading).
     package func evaluate(_ jws: CompactJWS, keys: JWKSet, at: Date, nonce: Nonce?, readingRefusedClaims: Bool) -> Verification {
         evaluation(jws, keys: keys, now: at.timeIntervalSince1970, nonce: nonce?.resolved(profile.nonceMode),
-                   reportsRefusals: readingRefusedClaims, replay: true)
+                   reportsRefusals: readingRefusedClaims)
     }
 
-    /// The pipeline for token text: the verified-token cache, the split, then the rest. `nonce` is resolved.
+    /// The synchronous way for token text: the verified-token cache, the split, then the orchestration to its end.
+    /// `nonce` is resolved.
     @inline(__always)
-    private func evaluation(_ token: String, keys: JWKSet, now: Double, nonce: Nonce?, reportsRefusals: Bool,
-                            cached: Bool = true) -> Verification {
-        if cached, let hit = verifiedTokenCache?.verifiedToken(token, keys: keys, now: now, nonce: nonce) { return .accepted(hit) }
+    private func evaluation(_ token: String, keys: JWKSet, now: Double, nonce: Nonce?, reportsRefusals: Bool) -> Verification {
+        if let hit = cachedToken(token, keys: keys, now: now, nonce: nonce) { return .accepted(hit) }
         let jws: CompactJWS
         do { jws = try CompactJWS(token, limits: profile.limits) } catch {
             return .refused(error, signatureVerified: false, header: nil, claims: nil)
         }
-        return evaluation(jws, keys: keys, now: now, nonce: nonce, reportsRefusals: reportsRefusals, replay: true, cached: false)
+        return decided(jws, keys: keys, now: now, nonce: nonce, reportsRefusals: reportsRefusals)
     }
 
-    /// The pipeline after the split (steps 3–6), the synchronous replay cache last when `replay`.
-    ///
-    /// - Parameters:
-    ///   - reportsRefusals: read the payload of a token refused before its signature verified, for the report
-    ///     (``Verification/refused(_:signatureVerified:header:claims:)``); the throwing callers drop it.
-    ///   - cached: whether the verified-token cache is still to be asked.
+    /// The same for a split token.
     @inline(__always)
-    private func evaluation(_ jws: CompactJWS, keys: JWKSet, now: Double, nonce: Nonce?, reportsRefusals: Bool,
-                            replay: Bool, cached: Bool = true) -> Verification {
-        if cached, let hit = verifiedTokenCache?.verifiedToken(jws.token, keys: keys, now: now, nonce: nonce) { return .accepted(hit) }
-        return outcome(jws, keys: keys, now: now, nonce: nonce, claims: nil, reportsRefusals: reportsRefusals, replay: replay).verification
+    private func evaluation(_ jws: CompactJWS, keys: JWKSet, now: Double, nonce: Nonce?, reportsRefusals: Bool) -> Verification {
+        if let hit = cachedToken(jws.token, keys: keys, now: now, nonce: nonce) { return .accepted(hit) }
+        return decided(jws, keys: keys, now: now, nonce: nonce, reportsRefusals: reportsRefusals)
     }
 
-    /// Steps 3–6 on a split token, and the time window the time check computed.
-    /// - Parameter claims: the payload as routing already read it from this split (a view of the same signed
-    ///   bytes, trusted only once the signature verified), or nil to read it here.
-    private func outcome(_ jws: CompactJWS, keys: JWKSet, now: Double, nonce: Nonce?, claims read: JSONObject?,
-                         reportsRefusals: Bool, replay: Bool) -> Outcome {
+    /// The orchestration's stages run to the end against the snapshot `keys`, without waiting (so without the
+    /// in-flight values of ``prepare(_:keys:now:nonce:claims:reportsRefusals:)``, which a single verification
+    /// does not need): the key, the signature, ``signed(_:key:valid:now:nonce:claims:reportsRefusals:)``, then
+    /// ``replayStep(_:_:now:)``, where an asynchronous replay cache, which cannot answer here, is
+    /// `replay_store_unavailable`.
+    /// - Parameter reportsRefusals: read the payload of a token refused before its signature verified, for the report
+    ///   (``Verification/refused(_:signatureVerified:header:claims:)``); the throwing callers drop it.
+    @inline(__always)
+    private func decided(_ jws: CompactJWS, keys: JWKSet, now: Double, nonce: Nonce?, reportsRefusals: Bool) -> Verification {
         let key: PublicKey
-        do { key = try selectKey(jws, keys) } catch {
-            return Outcome(verification: unverified(error, jws, reportsRefusals, read))
+        do { key = try selectKey(jws, keys) } catch { return unverified(error, jws, reportsRefusals) }
+        let outcome = signed(jws, key: key, valid: jws.verifySignature(with: key), now: now, nonce: nonce, claims: nil,
+                             reportsRefusals: reportsRefusals)
+        guard replayCache != nil else { return outcome.verification }
+        switch replayStep(outcome, jws, now: now) {
+        case .done(let outcome), .waiting(let outcome, _): return outcome.verification
         }
-        return signed(jws, key: key, valid: jws.verifySignature(with: key), now: now, nonce: nonce, claims: read,
-                      reportsRefusals: reportsRefusals, replay: replay)
     }
 
-    /// Steps 4–6 once the signature's verdict is known: the claims, the nonce, the verified-token cache and, when
-    /// `replay`, the synchronous replay cache.
+    /// Steps 4–6 once the signature's verdict is known: the claims, the nonce and the verified-token cache (the
+    /// replay cache comes after them, in ``replayStep(_:_:now:)``).
     private func signed(_ jws: CompactJWS, key: PublicKey, valid: Bool, now: Double, nonce: Nonce?, claims read: JSONObject?,
-                        reportsRefusals: Bool, replay: Bool) -> Outcome {
+                        reportsRefusals: Bool) -> Outcome {
         guard valid else {
             return Outcome(verification: unverified(TokenError(.badSignature, "the signature does not verify with key \"\(key.kid ?? "(no kid)")\": the token was altered, or signed by someone else"),
                                                     jws, reportsRefusals, read))
@@ -318,13 +340,6 @@ public struct IDTokenVerifier: Sendable {
         do throws(TokenError) {
             let verified = try check(claims, jws, key: key, now: now, nonce: nonce, window: &window)
             verifiedTokenCache?.store(jws.token, verified, key: key, window: window!, now: now)
-            if replay, replayCache != nil {
-                guard let cache = synchronousReplayCache else {
-                    throw TokenError(.replayStoreUnavailable, "the replay store could not answer: the configured replay cache cannot answer synchronously; use the asynchronous verify, which can wait for it")
-                }
-                let entry = replayEntry(jws, verified, window: window)
-                guard try cache.insertIfAbsentNow(entry, now: Int64(now.rounded(.down))) else { throw replayed(entry) }
-            }
             return Outcome(verification: .accepted(verified), window: window)
         } catch {
             return Outcome(verification: .refused(error, signatureVerified: true, header: jws.header, claims: claims), window: window)

@@ -405,7 +405,10 @@ public struct MultiProfileVerifier: Sendable {
         let verifier: IDTokenVerifier
         let leeway: Double
         let limits: JWSLimits
+        /// The verifier's verified-token cache and key source, asked before anything is split.
         let cache: VerifiedTokenCache?
+        let keySource: any KeySource
+        let nonceMode: Nonce.Mode?
 
         init(_ member: Member) {
             name = member.name
@@ -413,13 +416,15 @@ public struct MultiProfileVerifier: Sendable {
             leeway = Double(member.verifier.profile.leeway.seconds)
             limits = member.verifier.profile.limits
             cache = member.verifier.verifiedTokenCache
+            keySource = member.verifier.keySource
+            nonceMode = member.verifier.profile.nonceMode
         }
 
         @inline(__always)
         func cachedToken(_ token: String, now: Double, nonce: Nonce?) -> VerifiedToken? {
-            guard let cache else { return nil }
-            return cache.verifiedToken(token, keySource: verifier.keySource, now: now,
-                                       nonce: nonce?.resolved(verifier.profile.nonceMode))
+            // Nothing is loaded for a verifier without a cache (the audit's: it keeps verdicts itself).
+            guard cache != nil else { return nil }
+            return IDTokenVerifier.cachedToken(token, in: cache, keys: nil, keySource: keySource, now: now, nonce: nonce?.resolved(nonceMode))
         }
 
         func accepted(_ verified: VerifiedToken) -> ProfileVerification {
