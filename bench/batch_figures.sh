@@ -22,6 +22,10 @@
 #      128-connection rate: p50/p99 (the goal: p99 at most 1 ms) and CPU a request.
 #   5. idtoken serve with serve.appCheck (an ID token and a distinct App Check token a request, both signatures
 #      verified, batched together on IFMA): wrk at 128 connections.
+#   6. Both doors of idtoken serve on one event loop beside nginx's empty 200 (one worker), all on the same CPU: a
+#      known token (verified-token cache on) and a token verified on every request (cache off), over HTTP (wrk) and
+#      over gRPC (h2load sending Envoy's Check call), at 32 and 128 requests in flight: server CPU a request and its
+#      ratio to nginx's (bench/grpc_load.py's rows, on this machine).
 set -uo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 mode=${1:-}
@@ -31,17 +35,31 @@ if [ "$mode" = pack ]; then
     cd "$here"
     out=.build/batch-figures
     rm -rf "$out"; mkdir -p "$out"
-    swift build -c release --product idtoken
+    swift build -c release --traits GRPC --product idtoken   # the gRPC door too (section 6)
     swift build -c release --product idtoken-bench
     "${CC:-cc}" -O2 -o "$out/paced_client" bench/tools/paced_client.c -lm
     python3 bench/serve_bench.py --write-tokens "$out/serve" --tokens 4000
+    # Section 6: the same configuration with the verified-token cache on, and Envoy's Check call for the first token.
+    python3 - "$out/serve" <<'PY'
+import json, os, sys, tempfile
+sys.path.insert(0, "bench")
+from grpc_load import write_check_body
+directory = sys.argv[1]
+configuration = json.load(open(os.path.join(directory, "serve.json")))
+configuration["serve"]["verifiedTokenCache"] = 8192
+json.dump(configuration, open(os.path.join(directory, "serve-known.json"), "w"))
+token = open(os.path.join(directory, "repeat.txt")).read().split()[0]
+write_check_body(tempfile.mkdtemp(), token, os.path.join(directory, "check.bin"))
+PY
     python3 Vectors/tools/audit_log.py log --lines 20000 --out "$out/audit-20k.log" >/dev/null
     cp Vectors/samples/audit-config.json "$out/"
     cp -r Vectors/samples/keys "$out/keys"
     cp -r bench/fixtures "$out/fixtures"
-    for tool in wrk time taskset; do type -P "$tool" >/dev/null || { echo "$tool is missing (apt-get install wrk time util-linux)" >&2; exit 2; }; done
+    for tool in wrk time taskset h2load nginx; do
+        type -P "$tool" >/dev/null || [ -x "/usr/sbin/$tool" ] || { echo "$tool is missing (apt-get install wrk time util-linux nghttp2-client nginx)" >&2; exit 2; }
+    done
     "${IDTK_DEVICE_PACK:-$here/../shared/device/pack}" .build/release/idtoken .build/release/idtoken-bench "$out/paced_client" \
-        "$(type -P wrk)" "$(type -P time)" \
+        "$(type -P wrk)" "$(type -P time)" "$(type -P h2load)" "$(type -P nginx || echo /usr/sbin/nginx)" \
         --files "$out/audit-20k.log" "$out/audit-config.json" "$out/keys" "$out/fixtures" "$out/serve"
     echo "packed; on the lent machine: bash bench/batch_figures.sh run" >&2
     exit 0
@@ -166,4 +184,63 @@ for impl in $implementations; do
     echo "| $(label "$impl") | wrk, 128 connections | $rps | $p50 / $p99 | $cpu |"
     stop_serve
 done
+echo; echo "## 6. Both doors on one event loop beside nginx's empty 200 (bench/grpc_load.py's rows), all on CPU 0"
+nginx_bin=$(type -P nginx || echo /usr/sbin/nginx)
+echo "| server | tokens | in flight | requests/s | server CPU µs a request | ÷ nginx |"
+echo "|---|---|---|---|---|---|"
+known=$(head -1 "$files/serve/repeat.txt" | cut -d' ' -f1)
+measure() {   # label tokens in-flight command... → a row; $server is the process measured
+    local label=$1 tokens=$2 flight=$3 before after requests
+    shift 3
+    before=$(cpu_ticks "$server")
+    taskset -c "$client_cpus" "$@" > "$work/load.out" 2>&1
+    after=$(cpu_ticks "$server")
+    requests=$(sed -n 's/^ *\([0-9]*\) requests in .*/\1/p; s/^requests: [0-9]* total, [0-9]* started, [0-9]* done, \([0-9]*\) succeeded.*/\1/p' "$work/load.out" | head -1)
+    [ -n "$requests" ] && [ "$requests" -gt 0 ] || { echo "warning: $label $tokens: no requests: $(tail -3 "$work/load.out")" >&2; return; }
+    grep -q "Non-2xx" "$work/load.out" && echo "warning: $label $tokens: answers not 2xx" >&2
+    awk -v l="$label" -v k="$tokens" -v f="$flight" -v n="$requests" -v b="$before" -v a="$after" -v t="$ticks" -v floor="${floor_us:-0}" \
+        'BEGIN { us = (a - b) / t / n * 1e6; printf "| %s | %s | %d | %.0f | %.1f | %s |\n", l, k, f, n / 4, us, (floor > 0 ? sprintf("%.2f", us / floor) : "—") }'
+    last_us=$(awk -v n="$requests" -v b="$before" -v a="$after" -v t="$ticks" 'BEGIN { printf "%.3f", (a - b) / t / n * 1e6 }')
+}
+mkdir -p "$work/nginx"/{tmp-body,tmp-proxy,tmp-fastcgi,tmp-uwsgi,tmp-scgi}
+nginx_port=$(( 20000 + RANDOM % 20000 ))
+cat > "$work/nginx/nginx.conf" <<NGINX
+daemon off; master_process off; worker_processes 1; error_log $work/nginx/e.log error; pid $work/nginx/n.pid;
+events { worker_connections 4096; }
+http { access_log off; client_body_temp_path $work/nginx/tmp-body; proxy_temp_path $work/nginx/tmp-proxy;
+  fastcgi_temp_path $work/nginx/tmp-fastcgi; uwsgi_temp_path $work/nginx/tmp-uwsgi; scgi_temp_path $work/nginx/tmp-scgi;
+  keepalive_requests 1000000;
+  server { listen 127.0.0.1:$nginx_port; location / { return 200; } } }
+NGINX
+taskset -c 0 "$nginx_bin" -p "$work/nginx" -c "$work/nginx/nginx.conf" 2> "$work/nginx/start.err" &
+server=$!
+sleep 0.5
+declare -A floors
+for flight in 32 128; do
+    floor_us=""
+    measure nginx "empty 200" "$flight" wrk -t4 -c"$flight" -d4s -H "Authorization: Bearer $known" "http://127.0.0.1:$nginx_port/verify"
+    floors[$flight]=$last_us
+done
+kill "$server"; wait "$server" 2>/dev/null; server=""
+for config in serve-known.json serve.json; do
+    kind=$([ "$config" = serve-known.json ] && echo "known token" || echo "verified each time (cache off)")
+    (cd "$files/serve" && exec taskset -c 0 idtoken serve --config "$config" --listen 127.0.0.1:0 --grpc-listen 127.0.0.1:0 \
+        --threads 1 --log-level error --at "$(cat at)") > "$work/serve.out" 2> "$work/serve.err" &
+    server=$!
+    port="" grpc=""
+    for _ in $(seq 100); do
+        port=$(sed -n 's/^listening on .*:\([0-9]*\)$/\1/p' "$work/serve.out" | head -1)
+        grpc=$(sed -n 's/^grpc listening on \(.*\)$/\1/p' "$work/serve.out" | head -1)
+        [ -n "$port" ] && [ -n "$grpc" ] && break; sleep 0.1
+    done
+    [ -n "$port" ] && [ -n "$grpc" ] || { echo "idtoken serve did not start: $(cat "$work/serve.out" "$work/serve.err")" >&2; kill "$server"; continue; }
+    for flight in 32 128; do
+        floor_us=${floors[$flight]}
+        measure "HTTP door" "$kind" "$flight" wrk -t4 -c"$flight" -d4s -H "Authorization: Bearer $known" "http://127.0.0.1:$port/verify"
+        measure "gRPC door" "$kind" "$flight" h2load -D 4 -c $(( flight / 16 )) -m 16 -t 2 -d "$files/serve/check.bin" \
+            -H "content-type: application/grpc" -H "te: trailers" "http://$grpc/envoy.service.auth.v3.Authorization/Check"
+    done
+    kill "$server"; wait "$server" 2>/dev/null; server=""
+done
+
 echo; echo "== done"
