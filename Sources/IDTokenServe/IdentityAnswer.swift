@@ -7,14 +7,14 @@ import IDTokenKit
 /// mesh mostly sees) is answered by copying bytes: no claim read, no encoding, no check of a header value again.
 ///
 /// What varies from one answer to the next (`Cache-Control`'s `max-age`, `X-Auth-App-Id`) is not in it: those are
-/// the answer's other headers.
+/// the answer's other headers. It takes about twice the identity headers' size (1–2 KB for a Firebase ID token) for
+/// each token the cache holds.
 final class IdentityAnswer: Sendable {
     /// The service that rendered it and the profile it was rendered for: a kept rendering is used only by them.
     let renderer: ObjectIdentifier
     let profile: String
-    /// The headers, each value passed by ``IdentityHeaders/isSafe(_:)`` (every value the rule encodes is).
-    let headers: [(String, String)]
-    /// `Name: value\r\n` for each header, as the HTTP door writes them.
+    /// `Name: value\r\n` for each header whose value ``IdentityHeaders/isSafe(_:)`` passes (every value the rule
+    /// encodes does), as the HTTP door writes them.
     let http: [UInt8]
     /// The `headers` fields of an `OkHttpResponse`, as the gRPC door writes them (``ExternalAuthorization``).
     let grpc: [UInt8]
@@ -25,7 +25,6 @@ final class IdentityAnswer: Sendable {
         self.renderer = renderer
         self.profile = profile
         let safe = headers.filter { IdentityHeaders.isSafe($0.1) }
-        self.headers = safe
         var http: [UInt8] = []
         http.reserveCapacity(safe.reduce(0) { $0 + $1.0.utf8.count + $1.1.utf8.count + 4 })
         for (name, value) in safe {
