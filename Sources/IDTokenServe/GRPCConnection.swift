@@ -292,14 +292,12 @@ final class GRPCConnection: ChannelDuplexHandler {
             return
         }
         let now = context.eventLoop.now
-        let deadline = head.timeout.map { now + $0 }
-        let method = head.isPOST, path = head.isCheck, grpc = head.isGRPC
-        calls[stream] = Call(started: now, deadline: deadline, peerDone: ended)
-        guard method, path else {
+        calls[stream] = Call(started: now, deadline: head.timeout.map { now + $0 }, peerDone: ended)
+        guard head.isPOST, head.isCheck else {
             fail(stream, .unimplemented, "this service answers \(ExternalAuthorization.checkMethod) only", context: context)
             return
         }
-        guard grpc else {
+        guard head.isGRPC else {
             calls[stream]!.phase = .dropping
             let answer: HPACKHeaders = [":status": "415", "content-type": "text/plain"]
             write(HTTP2Frame(streamID: stream, payload: .headers(.init(headers: answer, endStream: true))), context: context)
