@@ -30,16 +30,23 @@ extension ServeService {
     }
 
     func allow(_ verified: VerifiedToken, profile name: String, payload: Substring?, replayOrNonce: Bool) -> ServeResponse {
-        // A token seen before carries its identity headers as this service rendered them on its first answer.
-        let identity: IdentityAnswer
+        // A token seen before carries its identity headers as this service rendered them on its first answer; a
+        // cached token without them yet gets them laid out and kept; a token that is not cached (the cache off, or
+        // its miss) is answered with the headers as they are, since nothing would use a layout again.
+        var identity: IdentityAnswer?
+        var headers: [(String, String)] = []
         if let kept = verified.memo?.value as? IdentityAnswer, kept.renderer == ObjectIdentifier(self), kept.profile == name {
             identity = kept
         } else {
             switch identityHeaders(verified, profile: name, payload: payload) {
             case .failure(let error): return refusal(error, profile: name)
-            case .success(let headers):
-                identity = IdentityAnswer(renderer: ObjectIdentifier(self), profile: name, headers: headers)
-                verified.memo?.keep(identity)
+            case .success(let rendered):
+                if let memo = verified.memo {
+                    identity = IdentityAnswer(renderer: ObjectIdentifier(self), profile: name, headers: rendered)
+                    memo.keep(identity!)
+                } else {
+                    headers = rendered
+                }
             }
         }
         let cacheControl: String
@@ -49,7 +56,8 @@ extension ServeService {
             let seconds = max(0, min(Int(verified.expiresAt - now), settings.maxCacheAgeSeconds))
             cacheControl = "private, max-age=\(seconds)"
         }
-        var response = ServeResponse(status: 200, identity: identity, headers: [("Cache-Control", cacheControl)], body: "")
+        headers.append(("Cache-Control", cacheControl))
+        var response = ServeResponse(status: 200, identity: identity, headers: headers, body: "")
         response.slot = 0
         return response
     }
@@ -61,7 +69,7 @@ extension ServeService {
         let claims = verified.claims
         let limit = settings.maxIdentityHeaderBytes
         var headers: [(String, String)] = []
-        headers.reserveCapacity(9)
+        headers.reserveCapacity(10)
         func add(_ header: String, _ claim: String, _ value: String) -> TokenError? {
             let encoded = IdentityHeaders.encode(value)
             guard encoded.utf8.count <= limit else {
