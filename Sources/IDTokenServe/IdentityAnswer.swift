@@ -2,8 +2,8 @@ import IDTokenKit
 
 /// The identity headers of an accepted token as this service sends them (DESIGN §10: `X-Auth-Subject` to
 /// `X-Auth-Claims`), encoded, checked and laid out for both doors once: the HTTP door's header lines and the gRPC
-/// door's `HeaderValueOption` fields. Made on a token's first answer and kept in the token's
-/// ``IDTokenKit/VerifiedTokenMemo`` while the verified-token cache holds it, so that a token seen before (what a
+/// door's `HeaderValueOption` fields. Made on the first answer to a token the verified-token cache holds, and kept in
+/// the token's ``IDTokenKit/VerifiedTokenMemo`` as long as the cache holds it, so that a token seen before (what a
 /// mesh mostly sees) is answered by copying bytes: no claim read, no encoding, no check of a header value again.
 ///
 /// What varies from one answer to the next (`Cache-Control`'s `max-age`, `X-Auth-App-Id`) is not in it: those are

@@ -1,9 +1,9 @@
 import Synchronization
 
 /// What a service derives from a verified token once and reuses while the verified-token cache holds the token:
-/// `idtoken serve`'s identity headers, rendered on the token's first answer and written as they are on every later
-/// one. A cached ``VerifiedToken`` carries one (``VerifiedToken/memo``); a token verified afresh and not cached has
-/// none, and is rendered each time.
+/// `idtoken serve`'s identity headers, rendered on the first answer to the token once it is cached and written as
+/// they are on every later one. A cached ``VerifiedToken`` carries one (``VerifiedToken/memo``); a token verified
+/// afresh (the cache's miss itself, or a verifier without a cache) has none.
 ///
 /// Set at most once (the first value kept wins, so two threads answering the same token at once keep one of their
 /// equal renderings) and read without a lock. The value lives as long as the token's cache entry.
