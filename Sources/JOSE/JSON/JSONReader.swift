@@ -216,10 +216,20 @@ struct JSONReader {
     /// Reads an object at `index` and links its members into the table; returns its first member's index.
     @usableFromInline
     mutating func readObject(depth: Int) throws(JSONSyntaxError) -> Int32 {
-        index += 1  // {
-        skipWhitespace()
-        if index < end, base[index] == UInt8(ascii: "}") {
-            index += 1
+        // The position is kept in a local, and `base` and `end` too, so that the member loop works in registers:
+        // `index` is written back only around the calls that read or move it (escaped strings, nested values)
+        // and before each refusal, whose offset it gives.
+        let base = self.base, end = self.end
+        var i = index &+ 1  // {
+        @inline(__always) func skipSpace(_ i: inout Int) {
+            while i < end {
+                let c = base[i]
+                if c == 0x20 || c == 0x0A || c == 0x0D || c == 0x09 { i &+= 1 } else { return }
+            }
+        }
+        if i < end, base[i] <= 0x20 { skipSpace(&i) }
+        if i < end, base[i] == UInt8(ascii: "}") {
+            index = i &+ 1
             return -1
         }
         var first: Int32 = -1
@@ -230,22 +240,27 @@ struct JSONReader {
         // readValue's depth check, hoisted for the string fast path below: a member value is at level `depth`.
         let stringsAllowed = depth < maxDepth
         while true {
-            if index < end, base[index] <= 0x20 { skipWhitespace() }
-            guard index < end, base[index] == UInt8(ascii: "\"") else { throw fail("expected a member name") }
-            let keyStart = index &+ 1
+            if i < end, base[i] <= 0x20 { skipSpace(&i) }
+            guard i < end, base[i] == UInt8(ascii: "\"") else {
+                index = i
+                throw fail("expected a member name")
+            }
+            let keyStart = i &+ 1
             let keyEscaped: Bool
             let keyEnd: Int
             let hash: UInt32
-            if let (length, nameHash) = plainName(at: keyStart) {
+            if let (length, nameHash) = Self.plainName(base, end, at: keyStart) {
                 // Most names are plain ASCII under sixteen bytes: the words that found the closing quote also
                 // give the hash (the same value fnv computes), without a call to readString.
                 keyEscaped = false
                 keyEnd = keyStart &+ length
-                index = keyEnd &+ 1
+                i = keyEnd &+ 1
                 hash = nameHash
             } else {
+                index = i
                 keyEscaped = try readString()
-                keyEnd = index &- 1
+                i = index
+                keyEnd = i &- 1
                 hash = keyEscaped ? hashEscapedKey(keyStart, keyEnd)
                                   : UInt32(truncatingIfNeeded: Self.fnv(base + keyStart, keyEnd &- keyStart, readable: end &- keyStart))
             }
@@ -254,46 +269,110 @@ struct JSONReader {
                 var k = Int(first)
                 while k >= 0 {
                     if table[k].keyHash == hash, keysEqual(table[k], keyStart, keyEnd, keyEscaped) {
+                        index = i
                         throw JSONSyntaxError(reason: "duplicate object member", offset: keyStart - 1)
                     }
                     k = Int(table[k].next)
                 }
             }
             seen |= bit
-            if index < end, base[index] <= 0x20 { skipWhitespace() }
-            guard index < end, base[index] == UInt8(ascii: ":") else { throw fail("expected ':'") }
-            index += 1
-            if index < end, base[index] <= 0x20 { skipWhitespace() }
-            let valueStart = index
+            if i < end, base[i] <= 0x20 { skipSpace(&i) }
+            guard i < end, base[i] == UInt8(ascii: ":") else {
+                index = i
+                throw fail("expected ':'")
+            }
+            i &+= 1
+            if i < end, base[i] <= 0x20 { skipSpace(&i) }
+            let valueStart = i
             var firstChild: Int32 = -1
             let kind: JSONKind
-            let valueEscaped: Bool
-            if stringsAllowed, index < end, base[index] == UInt8(ascii: "\"") {
-                // Most values are strings: read them here, without the dispatch in readValue or a call.
-                valueEscaped = try scanString()
+            var valueEscaped = false
+            if stringsAllowed, i < end, base[i] == UInt8(ascii: "\"") {
+                // Most values are strings: read them here, without the dispatch in readValue or a call. Plain
+                // bytes are skipped sixteen at a time; anything else (an escape, a non-ASCII byte, a control
+                // character, or the last fifteen bytes of the document) goes through scanString's own loop.
                 kind = .string
+                i &+= 1
+                while true {
+                    if end &- i >= 16 {
+                        let plainCount = Int(idtk_first_string_special16(base + i))
+                        i &+= plainCount
+                        if plainCount == 16 { continue }
+                        if base[i] == UInt8(ascii: "\"") {
+                            i &+= 1
+                            break
+                        }
+                    }
+                    // The rest of the string the general way, from the byte that needs attention.
+                    valueEscaped = try resumeString(from: i)
+                    i = index
+                    break
+                }
             } else {
+                index = i
                 (kind, valueEscaped) = try readValue(depth: depth, firstChild: &firstChild)
+                i = index
             }
             // The member is stored once, complete, after its value: an object value's own members therefore
             // come before it in the table, which nothing depends on (members are reached through links only).
             // Offsets fit in Int32 (checked once in init).
             let slot = append(JSONMember(keyStart: Int32(truncatingIfNeeded: keyStart), keyEnd: Int32(truncatingIfNeeded: keyEnd),
-                                         valueStart: Int32(truncatingIfNeeded: valueStart), valueEnd: Int32(truncatingIfNeeded: index),
+                                         valueStart: Int32(truncatingIfNeeded: valueStart), valueEnd: Int32(truncatingIfNeeded: i),
                                          keyHash: hash, next: -1, firstChild: firstChild, kind: kind,
                                          keyEscaped: keyEscaped, valueEscaped: valueEscaped))
             if last >= 0 { table[last].next = Int32(truncatingIfNeeded: slot) } else { first = Int32(truncatingIfNeeded: slot) }
             last = slot
-            if index < end, base[index] <= 0x20 { skipWhitespace() }
-            guard index < end else { throw fail("unexpected end of JSON in an object") }
-            let c = base[index]
-            index += 1
-            if c == UInt8(ascii: ",") { continue }
-            if c == UInt8(ascii: "}") { break }
-            index -= 1
+            if i < end, base[i] <= 0x20 { skipSpace(&i) }
+            guard i < end else {
+                index = i
+                throw fail("unexpected end of JSON in an object")
+            }
+            let c = base[i]
+            if c == UInt8(ascii: ",") {
+                i &+= 1
+                continue
+            }
+            if c == UInt8(ascii: "}") {
+                index = i &+ 1
+                break
+            }
+            index = i
             throw fail("expected ',' or '}'")
         }
         return first
+    }
+
+    /// The rest of a string whose opening quote is at `index`, from `position` (a byte that needs attention, or
+    /// one of the document's last fifteen bytes): scanString's loop, entered part-way. Leaves `index` after the
+    /// closing quote; returns whether the string holds escapes.
+    @inline(never) @usableFromInline
+    mutating func resumeString(from position: Int) throws(JSONSyntaxError) -> Bool {
+        index = position
+        var escaped = false
+        while true {
+            if end &- index >= 16 {
+                let plainCount = Int(idtk_first_string_special16(base + index))
+                index &+= plainCount
+                if plainCount == 16 { continue }
+            } else {
+                while index < end, plain[Int(base[index])] { index &+= 1 }
+                guard index < end else { break }
+            }
+            let c = base[index]
+            if c == UInt8(ascii: "\"") {
+                index &+= 1
+                return escaped
+            }
+            if c == UInt8(ascii: "\\") {
+                escaped = true
+                try readEscape()
+            } else if c < 0x20 {
+                throw fail("control character in a string")
+            } else {
+                try readUTF8Sequence()
+            }
+        }
+        throw fail("unterminated string")
     }
 
     @usableFromInline
@@ -624,7 +703,7 @@ struct JSONReader {
     /// (eight for a name under eight) can be read there: its length and its ``fnv(_:_:)`` hash, from the one
     /// or two words that found the closing quote.
     @inline(__always) @usableFromInline
-    func plainName(at start: Int) -> (Int, UInt32)? {
+    static func plainName(_ base: UnsafePointer<UInt8>, _ end: Int, at start: Int) -> (Int, UInt32)? {
         guard end &- start >= 8 else { return nil }
         let word = UInt64(littleEndian: UnsafeRawPointer(base + start).loadUnaligned(as: UInt64.self))
         let special = JSONReader.specialBytes(word)
