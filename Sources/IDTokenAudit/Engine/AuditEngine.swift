@@ -371,17 +371,18 @@ package final class AuditEngine: @unchecked Sendable {
         var summary: AuditSummary?
     }
 
-    /// Where the first pass over a batch left a record.
+    /// Where the first pass over a batch left a line. A record is referred to by its place in the batch's record
+    /// column, never copied: a copy of an ``AuditRecord`` retains and releases each of its strings.
     private enum Gathered {
         /// A blank line (reported in a pipe, skipped otherwise).
         case blank(line: Int)
         /// Answered already: a line without a token, or a verdict from the cache.
         case answered(AuditResult)
-        /// Verified with the batch.
-        case verifying(AuditRecord, hash: UInt64, claimed: Bool)
+        /// Verified with the batch: the record, and its verdict-cache hash and claim.
+        case verifying(record: Int, hash: UInt64, claimed: Bool)
         /// The same token as an earlier record of this batch, or one another worker is judging: looked up again
         /// once the batch's verdicts are in the cache.
-        case later(AuditRecord)
+        case later(record: Int)
     }
 
     /// Judges a batch's records in three passes: every record extracted and looked up in the verdict cache; the
@@ -392,56 +393,70 @@ package final class AuditEngine: @unchecked Sendable {
                          signatures: SignatureBatch) -> Processed {
         var out = Processed(bytesRead: batch.bytesRead, linesRead: batch.linesRead)
         if !findReplays { out.summary = AuditSummary() }
-        out.results.reserveCapacity(batch.lines.count)
-        out.ends.reserveCapacity(batch.lines.count)
-        out.starts.reserveCapacity(batch.lines.count)
-        out.rendered.reserveCapacity(batch.lines.count * 480)
+        let count = batch.lines.count
+        out.results.reserveCapacity(count)
+        out.ends.reserveCapacity(count)
+        out.starts.reserveCapacity(count)
+        out.rendered.reserveCapacity(count * 480)
         var gathered: [Gathered] = []
-        gathered.reserveCapacity(batch.lines.count)
+        gathered.reserveCapacity(count)
+        var records: [AuditRecord] = []
+        records.reserveCapacity(count)
         var entries: [MultiProfileVerifier.BatchEntry] = []
-        entries.reserveCapacity(batch.lines.count)
-        // Where each entry's record is in `gathered`.
+        entries.reserveCapacity(count)
+        // Where each entry's line is in `gathered`.
         var positions: [Int] = []
-        positions.reserveCapacity(batch.lines.count)
-        for line in batch.lines {
-            guard let record = extractor.extract(line) else {
-                gathered.append(.blank(line: line.number))
-                continue
-            }
-            switch lookup(record, cache: cache, defersBusy: true, counts: &out) {
-            case .answered(let result): gathered.append(.answered(result))
-            case .later: gathered.append(.later(record))
-            case .verify(let entry, let hash, let claimed):
-                positions.append(gathered.count)
-                gathered.append(.verifying(record, hash: hash, claimed: claimed))
-                entries.append(entry)
+        positions.reserveCapacity(count)
+        batch.lines.withUnsafeBufferPointer { lines in
+            for k in lines.indices {
+                guard let record = extractor.extract(lines[k]) else {
+                    gathered.append(.blank(line: lines[k].number))
+                    continue
+                }
+                switch lookup(record, cache: cache, defersBusy: true, counts: &out) {
+                case .answered(let result): gathered.append(.answered(result))
+                case .later:
+                    gathered.append(.later(record: records.count))
+                    records.append(record)
+                case .verify(let entry, let hash, let claimed):
+                    positions.append(gathered.count)
+                    gathered.append(.verifying(record: records.count, hash: hash, claimed: claimed))
+                    records.append(record)
+                    entries.append(entry)
+                }
             }
         }
         // The verified records' verdicts go into the cache first, releasing every claim this worker holds; only then
         // does it wait for verdicts other workers are judging, so that no two workers ever wait on each other.
         var concluded = [AuditResult?](repeating: nil, count: gathered.count)
         if !entries.isEmpty {
-            verifier.evaluate(batch: entries, signatures: signatures) { entry, outcome in
-                let k = positions[entry]
-                guard case .verifying(let record, let hash, let claimed) = gathered[k] else { return }
-                concluded[k] = conclude(record, outcome, hash: hash, claimed: claimed, cache: cache, findReplays: findReplays,
-                                        interners: interners, counts: &out)
+            records.withUnsafeBufferPointer { records in
+                verifier.evaluate(batch: entries, signatures: signatures) { entry, outcome in
+                    let k = positions[entry]
+                    guard case .verifying(let record, let hash, let claimed) = gathered[k] else { return }
+                    concluded[k] = conclude(records[record], outcome, hash: hash, claimed: claimed, cache: cache,
+                                            findReplays: findReplays, interners: interners, counts: &out)
+                }
             }
         }
-        for (k, item) in gathered.enumerated() {
+        for k in gathered.indices {
             let result: AuditResult
-            switch item {
+            switch gathered[k] {
             case .blank(let line):
                 out.blankLines += 1
                 // In a pipe every line gets its line out: a blank one is reported, not skipped.
                 if options.pipe { options.format.renderBlank(line: line, at: options.defaultTime, into: &out.rendered) }
                 continue
-            case .answered(let answered):
+            case .answered:
+                // Moved out of the column (a copy would retain and release each of the result's references).
+                guard case .answered(let answered) = exchange(&gathered[k], with: .blank(line: 0)) else { continue }
                 result = answered
             case .verifying:
                 result = concluded[k].take()!
             case .later(let record):
-                result = judge(record, cache: cache, findReplays: findReplays, interners: interners, counts: &out)
+                result = records.withUnsafeBufferPointer { records in
+                    judge(records[record], cache: cache, findReplays: findReplays, interners: interners, counts: &out)
+                }
             }
             out.starts.append(out.rendered.count)
             options.format.render(result, into: &out.rendered)
@@ -466,7 +481,7 @@ package final class AuditEngine: @unchecked Sendable {
     /// between its time thresholds; otherwise what to verify. With `defersBusy` it never waits for another worker
     /// (``Lookup/later`` instead); without, it waits for the verdict another worker is judging (single flight), as
     /// only a worker that holds no claim may.
-    private func lookup(_ record: AuditRecord, cache: VerdictCache, defersBusy: Bool, counts: inout Processed) -> Lookup {
+    private func lookup(_ record: borrowing AuditRecord, cache: VerdictCache, defersBusy: Bool, counts: inout Processed) -> Lookup {
         let at = record.at ?? options.defaultTime
         guard let token = record.token, record.problem == nil else {
             return .answered(AuditResult(line: record.line, id: record.id, error: record.problem ?? TokenError(.malformed, "no token"),
@@ -490,7 +505,7 @@ package final class AuditEngine: @unchecked Sendable {
     }
 
     /// A verified record's result: its verdict cached (releasing the claim, if it held one) and reported.
-    private func conclude(_ record: AuditRecord, _ outcome: ProfileVerification, hash: UInt64, claimed: Bool, cache: VerdictCache,
+    private func conclude(_ record: borrowing AuditRecord, _ outcome: ProfileVerification, hash: UInt64, claimed: Bool, cache: VerdictCache,
                           findReplays: Bool, interners: ClaimInterners, counts: inout Processed) -> AuditResult {
         counts.verifications += 1
         let at = record.at ?? options.defaultTime
@@ -511,7 +526,7 @@ package final class AuditEngine: @unchecked Sendable {
 
     /// Judges one record on its own: from the cache (waiting for a verdict another worker is judging), or verified
     /// by itself. The caller holds no claim.
-    func judge(_ record: AuditRecord, cache: VerdictCache, findReplays: Bool, interners: ClaimInterners,
+    func judge(_ record: borrowing AuditRecord, cache: VerdictCache, findReplays: Bool, interners: ClaimInterners,
                counts: inout Processed) -> AuditResult {
         switch lookup(record, cache: cache, defersBusy: false, counts: &counts) {
         case .answered(let result): return result

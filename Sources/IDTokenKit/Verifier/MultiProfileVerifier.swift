@@ -265,16 +265,22 @@ public struct MultiProfileVerifier: Sendable {
     package func evaluate(batch entries: [BatchEntry], signatures: SignatureBatch, _ body: (Int, consuming ProfileVerification) -> Void) {
         var pending: [(index: Int, token: PendingToken)] = []
         pending.reserveCapacity(entries.count)
-        for index in entries.indices {
-            let entry = entries[index]
-            switch prepare(entry.token, now: entry.at, nonce: entry.nonce, profile: entry.profile, reportsRefusals: true) {
-            case .decided(.done(let outcome)), .decided(.waiting(let outcome, _)): body(index, outcome)
-            case .signature(let token): pending.append((index, token))
+        // Entries and pending tokens are read in place, through their buffers: a copy of either retains and
+        // releases each of its references.
+        entries.withUnsafeBufferPointer { entries in
+            for index in entries.indices {
+                switch prepare(entries[index].token, now: entries[index].at, nonce: entries[index].nonce,
+                               profile: entries[index].profile, reportsRefusals: true) {
+                case .decided(.done(let outcome)), .decided(.waiting(let outcome, _)): body(index, outcome)
+                case .signature(let token): pending.append((index, token))
+                }
             }
         }
-        signatures.verify(count: pending.count, entry: { (pending[$0].token.jws, pending[$0].token.key) }) { k, valid in
-            switch pending[k].token.finish(signatureValid: valid) {
-            case .done(let outcome), .waiting(let outcome, _): body(pending[k].index, outcome)
+        pending.withUnsafeBufferPointer { pending in
+            signatures.verify(count: pending.count, entry: { (pending[$0].token.jws, pending[$0].token.key) }) { k, valid in
+                switch pending[k].token.finish(signatureValid: valid) {
+                case .done(let outcome), .waiting(let outcome, _): body(pending[k].index, outcome)
+                }
             }
         }
     }
