@@ -67,4 +67,25 @@ struct BatchSummaryTests {
             BatchSummaryTests.expectSame(run.summary, BatchSummaryTests.counted(run.results))
         }
     }
+
+    /// Records whose times jump ahead by days between batches: a batch's timeline, at the width its own few times
+    /// need, must be brought to the summary's width and merged, sometimes past the span the summary's timeline
+    /// holds (which then coarsens); the rows must be those of counting every time in order.
+    @Test("timelines of batches far apart in time merge as if every time were counted in order", arguments: [(1, 5), (3, 7)])
+    func timelinesFarApart(threads: Int, batchLines: Int) throws {
+        let tokens = String(decoding: try Sample.bytes(Sample.log), as: UTF8.self).split(separator: "\n")
+            .filter { $0.hasPrefix("eyJ") }.prefix(60)
+        #expect(tokens.count >= 20)
+        var lines: [String] = []
+        for (k, token) in tokens.enumerated() {
+            // A minute apart within a group of ten, then a jump of 1, 3 or 9 days (up and back down).
+            let at = Int(Sample.at) + (k % 10) * 60 + [0, 86_400, 3 * 86_400, 9 * 86_400, 2 * 86_400, 0][(k / 10) % 6]
+            lines.append("{\"at\":\(at),\"token\":\"\(token)\"}")
+        }
+        let run = try AuditRun(Array(lines.joined(separator: "\n").utf8), verifier: try Sample.verifier(), threads: threads,
+                               batchLines: batchLines)
+        #expect(run.summary.records == tokens.count)
+        #expect(run.summary.verdictTimeline.width > 60)
+        BatchSummaryTests.expectSame(run.summary, BatchSummaryTests.counted(run.results))
+    }
 }

@@ -102,16 +102,25 @@ extension AuditSummary {
             guard series.count == seriesItems.count else { throw bad("its \"shard\" member has no time series") }
             t.series = series
             t.width = width
+            var rows: [Int64: [Int]] = [:]
+            var low = Int64.max, high = Int64.min
             for item in buckets {
                 guard let row = item.array, row.count == 2, let bucket = row[0].int64, let countItems = row[1].array else {
                     throw bad("a time bucket is malformed")
                 }
                 let counts = countItems.compactMap { $0.int64.map { Int($0) } }
                 guard counts.count == countItems.count else { throw bad("a time bucket is malformed") }
-                t.buckets[bucket] = counts
-                t.low = min(t.low, bucket)
-                t.high = max(t.high, bucket)
+                rows[bucket] = counts
+                low = min(low, bucket)
+                high = max(high, bucket)
             }
+            // A summary written by an audit never spans more buckets than a timeline holds (it coarsens first).
+            guard rows.isEmpty || high &- low < Int64(Timeline.maxBuckets), high &- low >= 0 || rows.isEmpty else {
+                throw bad("a time series spans more than \(Timeline.maxBuckets) buckets")
+            }
+            t.buckets = rows
+            t.low = low
+            t.high = high
         }
         try timeline(shardMember["verdictTimeline"], into: &verdictTimeline)
         try timeline(shardMember["keyTimeline"], into: &keyTimeline)
@@ -225,25 +234,54 @@ extension Timeline {
             }
             return counted
         }
+        guard other.low <= other.high, !other.ring.isEmpty else { return }
+        // The other's buckets in order, each row added in place into the row of its bucket at this width. The
+        // merged span may exceed the ring's for a moment (two timelines that each fit): then the rows are merged
+        // through a dictionary and coarsened as before.
+        let from = target(other.low), to = target(other.high)
+        let lowAfter = min(low, from), highAfter = max(high, to)
+        if highAfter - lowAfter < Int64(Timeline.maxBuckets) {
+            if ring.isEmpty { ring = Array(repeating: [], count: Timeline.maxBuckets) }
+            for bucket in other.low...other.high where !other.ring[Timeline.slot(bucket)].isEmpty {
+                let into = target(bucket)
+                let slot = Timeline.slot(into)
+                let counted = add(other.ring[Timeline.slot(bucket)], into: &ring[slot])
+                // Only a bucket that counts something widens the span, as in ``add(at:series:)``.
+                if counted {
+                    low = min(low, into)
+                    high = max(high, into)
+                }
+            }
+            return
+        }
+        var merged = buckets
         for (bucket, counts) in other.buckets {
             let into = target(bucket)
-            let counted: Bool
-            // A row already there is counted in place (one hash of its bucket, no copy of the row).
-            if let index = buckets.index(forKey: into) {
-                counted = add(counts, into: &buckets.values[index])
-            } else {
-                var row: [Int] = []
-                counted = add(counts, into: &row)
-                if counted { buckets[into] = row }
-            }
-            // Only a bucket that counts something widens the span, as in ``add(at:series:)``.
-            if counted {
+            var row = merged[into] ?? []
+            if add(counts, into: &row) {
+                merged[into] = row
                 low = min(low, into)
                 high = max(high, into)
             }
         }
-        recent.removeAll(keepingCapacity: true)
-        while low <= high && high - low >= Int64(Timeline.maxBuckets) { coarsen() }
+        // Coarsened as a dictionary until the span fits the ring, then stored in it.
+        while low <= high && high - low >= Int64(Timeline.maxBuckets) {
+            let factor = Timeline.nextWidth(after: width) / width
+            width *= factor
+            let k = Int64(factor)
+            func merge(_ bucket: Int64) -> Int64 { bucket >= 0 ? bucket / k : -((-bucket + k - 1) / k) }
+            var coarser: [Int64: [Int]] = [:]
+            for (bucket, counts) in merged {
+                var sum = coarser[merge(bucket)] ?? []
+                if sum.count < counts.count { sum += Array(repeating: 0, count: counts.count - sum.count) }
+                for (n, count) in counts.enumerated() { sum[n] += count }
+                coarser[merge(bucket)] = sum
+            }
+            merged = coarser
+            low = merge(low)
+            high = merge(high)
+        }
+        buckets = merged
     }
 }
 
@@ -316,11 +354,11 @@ extension Timeline {
     /// Moves one count at `time` from series `from` to series `to`.
     mutating func move(at time: Double, from: Int, to: Int) {
         let bucket = Int64((time / width).rounded(.down))
-        guard var row = buckets[bucket], from < row.count, row[from] > 0 else { return }
-        if row.count <= to { row += Array(repeating: 0, count: to + 1 - row.count) }
-        row[from] -= 1
-        row[to] += 1
-        buckets[bucket] = row
-        recent.removeAll(keepingCapacity: true)
+        guard low <= bucket, bucket <= high, !ring.isEmpty else { return }
+        let slot = Timeline.slot(bucket)
+        guard from < ring[slot].count, ring[slot][from] > 0 else { return }
+        if ring[slot].count <= to { ring[slot] += Array(repeating: 0, count: to + 1 - ring[slot].count) }
+        ring[slot][from] -= 1
+        ring[slot][to] += 1
     }
 }

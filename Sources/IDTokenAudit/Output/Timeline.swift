@@ -9,17 +9,15 @@ package struct Timeline: Sendable {
     /// Series names: index 0 is "valid", then one per error code, then key IDs as they are first seen.
     package internal(set) var series: [String]
     package internal(set) var width: Double = 60
-    /// Bucket index (time / width, rounded down) → counts per series.
-    package internal(set) var buckets: [Int64: [Int]] = [:]
+    /// The counts: one row per bucket (counts per series), in a ring of ``maxBuckets`` rows where bucket `b` has
+    /// row `b` modulo ``maxBuckets``. The buckets from `low` to `high` span fewer than that, so no two of them share
+    /// a row; an empty row is a bucket nothing was counted in. Counting is an index, not a hash (the ring is made
+    /// on the first count).
+    var ring: [[Int]] = []
     // Internal, not private: merging shards' timelines (SummaryMerge.swift) sets them.
     var low = Int64.max
     var high = Int64.min
     let maxSeries: Int
-    /// The buckets counted last and where they are in `buckets`: a log's times cover a few buckets at a time, so
-    /// most records are counted without hashing. Emptied whenever `buckets` gains or loses a key (its indices
-    /// may then move).
-    var recent: [(bucket: Int64, index: Dictionary<Int64, [Int]>.Index)] = []
-    private static let recentLimit = 8
 
     package init(series: [String], maxSeries: Int = 64) {
         self.series = series
@@ -34,6 +32,27 @@ package struct Timeline: Sendable {
         return series.count - 1
     }
 
+    /// Bucket index (time / width, rounded down) → counts per series, for every bucket something was counted in.
+    package internal(set) var buckets: [Int64: [Int]] {
+        get {
+            var buckets: [Int64: [Int]] = [:]
+            guard low <= high, !ring.isEmpty else { return buckets }
+            for bucket in low...high where !ring[Timeline.slot(bucket)].isEmpty { buckets[bucket] = ring[Timeline.slot(bucket)] }
+            return buckets
+        }
+        set {
+            ring = newValue.isEmpty ? [] : Array(repeating: [], count: Timeline.maxBuckets)
+            for (bucket, counts) in newValue { ring[Timeline.slot(bucket)] = counts }
+        }
+    }
+
+    /// The row of `bucket` in the ring.
+    @inline(__always)
+    static func slot(_ bucket: Int64) -> Int {
+        let r = Int(bucket % Int64(maxBuckets))
+        return r < 0 ? r + maxBuckets : r
+    }
+
     package mutating func add(at time: Double, series index: Int) {
         guard time.isFinite, abs(time) < 1e13 else { return }
         var bucket = Int64((time / width).rounded(.down))
@@ -43,23 +62,16 @@ package struct Timeline: Sendable {
         }
         low = min(low, bucket)
         high = max(high, bucket)
-        // In place: a copy of the bucket's counts out of the dictionary and back would allocate on every call.
-        let width = series.count
-        func count(_ counts: inout [Int]) {
-            if counts.count < width { counts += repeatElement(0, count: width - counts.count) }
-            counts[index] += 1
-        }
-        for entry in recent where entry.bucket == bucket {
-            count(&buckets.values[entry.index])
-            return
-        }
-        if let found = buckets.index(forKey: bucket) {
-            count(&buckets.values[found])
-            if recent.count == Timeline.recentLimit { recent.removeFirst() }
-            recent.append((bucket, found))
-        } else {
-            count(&buckets[bucket, default: []])
-            recent.removeAll(keepingCapacity: true)
+        if ring.isEmpty { ring = Array(repeating: [], count: Timeline.maxBuckets) }
+        count(index, in: Timeline.slot(bucket))
+    }
+
+    /// Counts one in series `index` of ring row `slot`, in place.
+    @inline(__always)
+    mutating func count(_ index: Int, in slot: Int, _ n: Int = 1) {
+        ring.withUnsafeMutableBufferPointer { ring in
+            if ring[slot].count <= index { ring[slot] += repeatElement(0, count: max(index + 1, series.count) - ring[slot].count) }
+            ring[slot][index] += n
         }
     }
 
@@ -82,27 +94,24 @@ package struct Timeline: Sendable {
         width *= factor
         let k = Int64(factor)
         func merge(_ bucket: Int64) -> Int64 { bucket >= 0 ? bucket / k : -((-bucket + k - 1) / k) }
-        var merged: [Int64: [Int]] = [:]
-        for (bucket, counts) in buckets {
-            let target = merge(bucket)
-            var sum = merged[target] ?? []
-            if sum.count < counts.count { sum += Array(repeating: 0, count: counts.count - sum.count) }
-            for (k, n) in counts.enumerated() { sum[k] += n }
-            merged[target] = sum
+        guard low <= high, !ring.isEmpty else { return }
+        var merged = Array(repeating: [Int](), count: Timeline.maxBuckets)
+        for bucket in low...high where !ring[Timeline.slot(bucket)].isEmpty {
+            let counts = ring[Timeline.slot(bucket)]
+            let target = Timeline.slot(merge(bucket))
+            if merged[target].count < counts.count { merged[target] += repeatElement(0, count: counts.count - merged[target].count) }
+            for (n, count) in counts.enumerated() { merged[target][n] += count }
         }
-        buckets = merged
-        recent.removeAll(keepingCapacity: true)
-        if low != Int64.max {
-            low = merge(low)
-            high = merge(high)
-        }
+        ring = merged
+        low = merge(low)
+        high = merge(high)
     }
 
     /// Every bucket from the first to the last, empty ones included: (start time, counts per series).
     package var rows: [(start: Double, counts: [Int])] {
         guard low <= high else { return [] }
         return (low...high).map { bucket in
-            var counts = buckets[bucket] ?? []
+            var counts = ring.isEmpty ? [] : ring[Timeline.slot(bucket)]
             if counts.count < series.count { counts += Array(repeating: 0, count: series.count - counts.count) }
             return (Double(bucket) * width, counts)
         }
