@@ -32,9 +32,14 @@ final class StringInterner {
     /// not held.
     func string(_ bytes: UnsafeBufferPointer<UInt8>) -> String {
         let raw = UnsafeRawBufferPointer(bytes)
-        for candidate in values where candidate.bytes.count == bytes.count {
-            if candidate.bytes.withUnsafeBytes({ ByteSearch.equal($0, at: 0, raw) }) { return candidate.text }
+        // Read in place: a copy of each held value (its bytes and its text) would retain and release both.
+        let held = values.withUnsafeBufferPointer { values -> String? in
+            for k in values.indices where values[k].bytes.count == bytes.count {
+                if values[k].bytes.withUnsafeBytes({ ByteSearch.equal($0, at: 0, raw) }) { return values[k].text }
+            }
+            return nil
         }
+        if let held { return held }
         let text = String(decoding: bytes, as: UTF8.self)
         if bytes.count <= maxLength {
             let entry = (bytes: Array(bytes), text: text)
