@@ -23,8 +23,12 @@ public struct IDTokenVerifier: Sendable {
     /// Where the verifier's keys come from.
     public let keySource: any KeySource
     /// Consulted last, when set: each token is accepted once.
-    public private(set) var replayCache: (any ReplayCache)?
+    public private(set) var replayCache: (any ReplayCache)? {
+        didSet { consultsReplayCache = replayCache != nil }
+    }
     private var synchronousReplayCache: (any SynchronousReplayCache)?
+    /// Whether ``replayCache`` is set: read on every token without copying the existential to test it.
+    private var consultsReplayCache: Bool
     /// The tokens this verifier accepted before, when it was made with `cache:` and no replay cache.
     public let verifiedTokenCache: VerifiedTokenCache?
     private let leeway: Double
@@ -47,6 +51,7 @@ public struct IDTokenVerifier: Sendable {
         self.profile = profile
         self.keySource = keys
         self.replayCache = replayCache
+        self.consultsReplayCache = replayCache != nil
         self.synchronousReplayCache = replayCache as? any SynchronousReplayCache
         self.leeway = Double(profile.leeway.seconds)
         self.allowedAlgorithms = JWSAlgorithmMask(profile.algorithms)
@@ -216,6 +221,8 @@ public struct IDTokenVerifier: Sendable {
     package func finish(_ pending: PendingSignature, signatureValid: Bool) -> Step {
         let outcome = signed(pending.jws, key: pending.key, valid: signatureValid, now: pending.now, nonce: pending.nonce,
                              claims: pending.claims, reportsRefusals: pending.reportsRefusals)
+        // Without a replay cache the outcome is the answer (moved into the step, not passed through replayStep).
+        guard consultsReplayCache else { return .done(outcome) }
         return replayStep(outcome, pending.jws, now: pending.now)
     }
 
@@ -316,7 +323,7 @@ public struct IDTokenVerifier: Sendable {
         do { key = try selectKey(jws, keys) } catch { return unverified(error, jws, reportsRefusals) }
         let outcome = signed(jws, key: key, valid: jws.verifySignature(with: key), now: now, nonce: nonce, claims: nil,
                              reportsRefusals: reportsRefusals)
-        guard replayCache != nil else { return outcome.verification }
+        guard consultsReplayCache else { return outcome.verification }
         switch replayStep(outcome, jws, now: now) {
         case .done(let outcome), .waiting(let outcome, _): return outcome.verification
         }

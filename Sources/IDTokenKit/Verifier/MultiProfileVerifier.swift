@@ -464,16 +464,20 @@ public struct MultiProfileVerifier: Sendable {
             }
         }
 
-        private func verdict(_ outcome: IDTokenVerifier.Outcome, payload: Range<Int>, routingClaims: JSONObject?) -> ProfileVerification {
-            switch outcome.verification {
+        /// The outcome as the verdict of this member. The outcome is consumed: its token, header and claims move
+        /// into the verdict (a copy would retain and release each of their references).
+        private func verdict(_ outcome: consuming IDTokenVerifier.Outcome, payload: Range<Int>, routingClaims: JSONObject?) -> ProfileVerification {
+            let window = outcome.window
+            let verification = (consume outcome).verification
+            switch consume verification {
             case .accepted(let verified):
-                return ProfileVerification(error: nil, verifiedToken: verified, signatureVerified: true, splitHeader: verified.header,
-                                           claims: verified.claims.object, leeway: leeway, profile: name, payloadRange: payload,
-                                           window: outcome.window)
+                let header = verified.header, claims = verified.claims.object
+                return ProfileVerification(error: nil, verifiedToken: consume verified, signatureVerified: true, splitHeader: header,
+                                           claims: claims, leeway: leeway, profile: name, payloadRange: payload, window: window)
             case .refused(let error, let signatureVerified, let header, let claims):
                 return ProfileVerification(error: error, signatureVerified: signatureVerified, splitHeader: header,
                                            claims: claims ?? routingClaims, leeway: leeway, profile: name, payloadRange: payload,
-                                           window: outcome.window)
+                                           window: window)
             }
         }
     }
