@@ -53,8 +53,9 @@ package final class AuditEngine: @unchecked Sendable {
         let clock = RunClock()
         let reader = HandOff(LineReader(input, maxLineBytes: options.maxLineBytes, firstLine: options.firstLine))
         let pipeline = Pipeline(inFlight: options.threads * options.batchesPerThread, workers: options.threads)
+        let cache = VerdictCache(capacity: options.cacheCapacity)
         startReader(reader, pipeline)
-        startWorkers(pipeline, findReplays: replay != nil)
+        startWorkers(pipeline, cache: cache, findReplays: replay != nil)
 
         var consumer = OrderedConsumer(format: options.format, progressInterval: options.progressInterval, output: output,
                                        replay: replay, onResult: onResult, progress: progress, cancelled: pipeline.cancelled,
@@ -72,7 +73,15 @@ package final class AuditEngine: @unchecked Sendable {
         }
         // Every batch has been taken, so the reader thread has finished with the reader (the reorder buffer's lock
         // orders its last writes before this read).
-        return try consumer.finish(reader.value)
+        let summary = Result { () throws(AuditError) in try consumer.finish(reader.value) }
+        // The workers stop once the reader has closed the queue and they have judged what it held; what the run
+        // allocated (the verdict cache, the last batches handed back) is freed before it returns, not whenever
+        // the threads' objects go.
+        pipeline.workersRunning.wait()
+        var scratch: [Processed] = []
+        for spent in pipeline.spent { spent.release(using: &scratch) }
+        withExtendedLifetime(cache) {}
+        return try summary.get()
     }
 
     // MARK: Reader, workers, ordered consumer
@@ -87,6 +96,8 @@ package final class AuditEngine: @unchecked Sendable {
         let spent: [SpentBatches]
         let inFlight: DispatchSemaphore
         let cancelled = Flag()
+        /// Entered by each worker before it starts and left when it has stopped.
+        let workersRunning = DispatchGroup()
 
         init(inFlight: Int, workers: Int) {
             self.inFlight = DispatchSemaphore(value: inFlight)
@@ -155,10 +166,13 @@ package final class AuditEngine: @unchecked Sendable {
 
     /// `options.threads` worker threads: each extracts, judges (or finds in the shared verdict cache) and renders
     /// the records of the batches it takes.
-    private func startWorkers(_ pipeline: Pipeline, findReplays: Bool) {
-        let cache = VerdictCache(capacity: options.cacheCapacity)
+    /// The run keeps `cache` alive until every worker has stopped (``Pipeline/workersRunning``), so the workers
+    /// hold it without a reference of their own: it goes when the run ends.
+    private func startWorkers(_ pipeline: Pipeline, cache: VerdictCache, findReplays: Bool) {
         for worker in 0..<options.threads {
-            Thread { [self] in
+            pipeline.workersRunning.enter()
+            Thread { [self, unowned(unsafe) cache] in
+                defer { pipeline.workersRunning.leave() }
                 let interners = ClaimInterners()
                 let signatures = SignatureBatch(implementation: options.signatures)
                 let spent = pipeline.spent[worker]

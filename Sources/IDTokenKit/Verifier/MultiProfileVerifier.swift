@@ -453,8 +453,8 @@ public struct MultiProfileVerifier: Sendable {
                    routingClaims: routingClaims)
         }
 
-        private func mapped(_ step: IDTokenVerifier.Step, payload: Range<Int>, routingClaims claims: JSONObject?) -> Step {
-            switch step {
+        private func mapped(_ step: consuming IDTokenVerifier.Step, payload: Range<Int>, routingClaims claims: JSONObject?) -> Step {
+            switch consume step {
             case .done(let outcome):
                 return .done(verdict(outcome, payload: payload, routingClaims: claims))
             case .waiting(let without, let rest):
