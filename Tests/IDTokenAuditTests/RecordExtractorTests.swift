@@ -1,6 +1,7 @@
 import Foundation
 @testable import IDTokenAudit
 import IDTokenKit
+import JOSE
 import Testing
 
 @Suite("Reading records from lines")
@@ -73,15 +74,18 @@ struct RecordExtractorTests {
         }
     }
 
-    @Test("the word-at-a-time base64url check agrees with the byte check for every byte value at every position")
-    func base64URLWord() {
-        for position in 0..<8 {
-            for value in 0...255 {
-                for fill in Array("Qa09-_zZ".utf8) {
-                    var bytes = Array(repeating: fill, count: 8)
-                    bytes[position] = UInt8(value)
-                    let word = bytes.withUnsafeBytes { $0.loadUnaligned(as: UInt64.self) }
-                    #expect(RecordExtractor.isBase64URLWord(word) == RecordExtractor.isBase64URL(UInt8(value)), "byte \(value) at \(position)")
+    @Test("the sixteen-byte base64url run ends where the byte check says, for every byte value at every position")
+    func base64URLRun() {
+        for length in [16, 23, 32] {
+            for position in 0..<length {
+                for value in 0...255 {
+                    for fill in Array("Qa09-_zZ".utf8) {
+                        var bytes = Array(repeating: fill, count: length)
+                        bytes[position] = UInt8(value)
+                        let end = bytes.withUnsafeBufferPointer { ByteSearch.base64URLRunEnd(in: $0.baseAddress!, from: 0, to: length) }
+                        #expect(end == (RecordExtractor.isBase64URL(UInt8(value)) ? length : position),
+                                "byte \(value) at \(position) of \(length)")
+                    }
                 }
             }
         }

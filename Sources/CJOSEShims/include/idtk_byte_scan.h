@@ -66,4 +66,36 @@ static inline unsigned idtk_first_outside16(const uint8_t *p, uint8_t lo, uint8_
 #endif
 }
 
+/* The position (0...15) of the first of the sixteen bytes at p that is not base64url (A-Z a-z 0-9 - _); 16 when all
+ * sixteen are. The audit's search for a compact JWS in a line of text, a token being a kilobyte of base64url.
+ * Reads exactly sixteen bytes. */
+static inline unsigned idtk_first_non_base64url16(const uint8_t *p) {
+#if defined(__SSE2__)
+    __m128i v = _mm_loadu_si128((const __m128i *)p);
+    /* Signed compares: bytes from 0x80 are negative and fall in no range. Setting bit 5 maps A-Z onto a-z, and
+     * nothing else onto a-z. */
+    __m128i folded = _mm_or_si128(v, _mm_set1_epi8(0x20));
+    __m128i letter = _mm_and_si128(_mm_cmpgt_epi8(folded, _mm_set1_epi8('a' - 1)), _mm_cmplt_epi8(folded, _mm_set1_epi8('z' + 1)));
+    __m128i digit = _mm_and_si128(_mm_cmpgt_epi8(v, _mm_set1_epi8('0' - 1)), _mm_cmplt_epi8(v, _mm_set1_epi8('9' + 1)));
+    __m128i mark = _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('-')), _mm_cmpeq_epi8(v, _mm_set1_epi8('_')));
+    unsigned mask = ~(unsigned)_mm_movemask_epi8(_mm_or_si128(_mm_or_si128(letter, digit), mark)) & 0xFFFFu;
+    return mask ? (unsigned)__builtin_ctz(mask) : 16u;
+#elif defined(__ARM_NEON)
+    uint8x16_t v = vld1q_u8(p);
+    uint8x16_t folded = vorrq_u8(v, vdupq_n_u8(0x20));
+    uint8x16_t letter = vandq_u8(vcgeq_u8(folded, vdupq_n_u8('a')), vcleq_u8(folded, vdupq_n_u8('z')));
+    uint8x16_t digit = vandq_u8(vcgeq_u8(v, vdupq_n_u8('0')), vcleq_u8(v, vdupq_n_u8('9')));
+    uint8x16_t mark = vorrq_u8(vceqq_u8(v, vdupq_n_u8('-')), vceqq_u8(v, vdupq_n_u8('_')));
+    uint8x16_t miss = vmvnq_u8(vorrq_u8(vorrq_u8(letter, digit), mark));
+    uint64_t mask = vget_lane_u64(vreinterpret_u64_u8(vshrn_n_u16(vreinterpretq_u16_u8(miss), 4)), 0);
+    return mask ? (unsigned)(__builtin_ctzll(mask) >> 2) : 16u;
+#else
+    for (unsigned i = 0; i < 16; i++) {
+        uint8_t c = p[i], f = c | 0x20;
+        if (!((f >= 'a' && f <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '_')) return i;
+    }
+    return 16u;
+#endif
+}
+
 #endif

@@ -141,15 +141,14 @@ package struct RecordExtractor: Sendable {
 
     /// The first `eyJ…` compact JWS (three base64url segments) in `bytes` that does not start mid-word.
     ///
-    /// `ByteSearch` (memchr) finds each `e` that may start `eyJ`; the token's extent is then read eight bytes at a time while they
-    /// are all base64url (a word holding a dot or the token's end goes byte by byte).
+    /// `ByteSearch` (memchr) finds each `e` that may start `eyJ`; the token's extent is then read sixteen bytes at a time
+    /// while they are base64url (``ByteSearch/base64URLRunEnd(in:from:to:)``), across at most two dots.
     static func findToken(_ bytes: ArraySlice<UInt8>) -> Range<Int>? {
         let offset = bytes.startIndex
         return base64URLBytes.withUnsafeBufferPointer { isBase64URL in
             bytes.withUnsafeBufferPointer { buffer -> Range<Int>? in
                 guard let base = buffer.baseAddress else { return nil }
                 let end = buffer.count
-                let raw = UnsafeRawPointer(base)
                 var i = 0
                 while i + 3 <= end {
                     guard let hit = ByteSearch.firstIndex(of: 0x65, in: base, from: i, to: end - 2) else { return nil }
@@ -158,17 +157,12 @@ package struct RecordExtractor: Sendable {
                         i += 1
                         continue
                     }
-                    var j = i + 3
+                    // The segments' runs of base64url sixteen bytes at a time, and at most two dots between them.
+                    var j = ByteSearch.base64URLRunEnd(in: base, from: i + 3, to: end)
                     var dots = 0
-                    scan: while j < end {
-                        if j + 8 <= end, isBase64URLWord(raw.loadUnaligned(fromByteOffset: j, as: UInt64.self)) {
-                            j += 8
-                            continue
-                        }
-                        for _ in 0..<8 where j < end {
-                            let byte = buffer[j]
-                            if isBase64URL[Int(byte)] { j += 1 } else if byte == 0x2E && dots < 2 { dots += 1; j += 1 } else { break scan }
-                        }
+                    while j < end, buffer[j] == 0x2E, dots < 2 {
+                        dots += 1
+                        j = ByteSearch.base64URLRunEnd(in: base, from: j + 1, to: end)
                     }
                     if dots == 2 { return (offset + i)..<(offset + j) }
                     i += 3
@@ -176,22 +170,6 @@ package struct RecordExtractor: Sendable {
                 return nil
             }
         }
-    }
-
-    /// Whether all eight bytes of `word` are base64url (`A–Z a–z 0–9 - _`), each byte tested exactly: for bytes
-    /// under 0x80 none of the additions below carries into the next byte. Setting bit 5 maps `A–Z` onto `a–z` and
-    /// nothing else onto it.
-    @inline(__always)
-    static func isBase64URLWord(_ word: UInt64) -> Bool {
-        let ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080, lows: UInt64 = 0x7F7F_7F7F_7F7F_7F7F
-        guard word & highs == 0 else { return false }
-        let folded = word | (0x20 &* ones)
-        let letter = (folded &+ 0x1F &* ones) & ~(folded &+ 0x05 &* ones)           // 0x61 ≤ folded ≤ 0x7A
-        let digit = (word &+ 0x50 &* ones) & ~(word &+ 0x46 &* ones)                // 0x30 ≤ byte ≤ 0x39
-        let dash = word ^ (0x2D &* ones), underscore = word ^ (0x5F &* ones)
-        // A byte of x is zero exactly when ((x & 0x7F) + 0x7F) | x has its top bit clear.
-        let isDash = ~(((dash & lows) &+ lows) | dash), isUnderscore = ~(((underscore & lows) &+ lows) | underscore)
-        return (letter | digit | isDash | isUnderscore) & highs == highs
     }
 
     /// An ISO 8601 time at the start of the line, or a `[dd/Mon/yyyy:HH:MM:SS ±zzzz]` before `limit`.
