@@ -17,7 +17,10 @@ public enum BearerToken {
             guard bytes.count > 7 else { return nil }
             // Letters compared with bit 5 set (only `B`/`b` give `b`, …); the space exactly (a NUL with bit 5 set
             // would be one).
-            for (offset, expected) in "bearer".utf8.enumerated() where bytes[offset] | 0x20 != expected { return nil }
+            guard bytes[0] | 0x20 == UInt8(ascii: "b"), bytes[1] | 0x20 == UInt8(ascii: "e"), bytes[2] | 0x20 == UInt8(ascii: "a"),
+                  bytes[3] | 0x20 == UInt8(ascii: "r"), bytes[4] | 0x20 == UInt8(ascii: "e"), bytes[5] | 0x20 == UInt8(ascii: "r") else {
+                return nil
+            }
             guard bytes[6] == UInt8(ascii: " ") else { return nil }
             var start = 7, end = bytes.count
             while start < end, bytes[start] == UInt8(ascii: " ") { start += 1 }
