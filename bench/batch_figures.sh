@@ -91,40 +91,58 @@ implementation_env() { [ "$1" = default ] && echo "-u IDTK_RSA_BATCH" || echo "I
 with() { local i=$1; shift; env $(implementation_env "$i") "$@"; }
 work=$(mktemp -d); trap 'rm -rf "$work"; [ -n "${server:-}" ] && kill "$server" 2>/dev/null' EXIT
 
+# IDTK_FIGURES="2 3" runs those sections only (all by default): a lent machine's minutes are few.
+wants() { [ -z "${IDTK_FIGURES:-}" ] || [[ " $IDTK_FIGURES " == *" $1 "* ]]; }
+if wants 1; then
 echo; echo "## 1. The kernel and the batch API (idtoken-bench, ratio to raw-rsa2048 in the same run)"
 idtoken-bench --fixtures "$files/fixtures/tokens.json" --threads "1,$cores" --rounds 3 \
     --scenario raw-rsa2048-batch8 --scenario verify-firebase-batch8 2>&1 | grep -v '^  '
+fi
 
+if wants 2; then
 echo; echo "## 2. The audit over raw, same run (idtoken-bench --scenario audit, 20,000 records, verdict cache off)"
 for impl in $implementations; do
     echo "### $(label "$impl")"
     with "$impl" idtoken-bench --fixtures "$files/fixtures/tokens.json" --audit-log "$files/audit-20k.log" \
         --audit-config "$files/audit-config.json" --audit-cache 0 --scenario audit --threads "1,$cores" --rounds 3 2>&1 | grep -v '^  '
 done
+fi
 
-echo; echo "## 3. idtoken audit, 200,000 records, verdict cache off"
+if wants 3; then
+echo; echo "## 3. idtoken audit, 200,000 records, verdict cache off (and, last, on at its default size)"
 for _ in 1 2 3 4 5 6 7 8 9 10; do cat "$files/audit-20k.log"; done > "$work/audit-200k.log"
-echo "| implementation | threads | wall s | CPU s | records per CPU-second | ÷ 1 thread | peak RSS MB |"
-echo "|---|---|---|---|---|---|---|"
+echo "| implementation | threads | verdict cache | wall s | CPU s | records per CPU-second | ÷ 1 thread | peak RSS MB |"
+echo "|---|---|---|---|---|---|---|---|"
+audit_row() {   # implementation threads cache-option-or-empty
+    local impl=$1 threads=$2 cache=${3:-}
+    local options=(--threads "$threads" --output /dev/null --summary /dev/null)
+    [ -n "$cache" ] && options+=(--verdict-cache "$cache")
+    if [ -n "$gnutime" ]; then
+        (cd "$files" && with "$impl" "$gnutime" -f "%e %U %S %M" -o "$work/time" idtoken audit --config audit-config.json \
+            "${options[@]}" "$work/audit-200k.log" >/dev/null 2>&1)
+    else
+        (cd "$files" && TIMEFORMAT="%R %U %S 0" && { time with "$impl" idtoken audit --config audit-config.json \
+            "${options[@]}" "$work/audit-200k.log" >/dev/null 2>&1; } 2> "$work/time")
+    fi
+    read -r wall user sys rss < <(tail -1 "$work/time")
+    rate=$(awk -v u="$user" -v s="$sys" 'BEGIN { printf "%.0f", 200000 / (u + s) }')
+    [ -n "$single" ] || single=$rate
+    awk -v i="$(label "$impl")" -v t="$threads" -v c="${cache:-default}" -v w="$wall" -v u="$user" -v s="$sys" -v r="$rate" \
+        -v o="$single" -v m="$rss" \
+        'BEGIN { printf "| %s | %d | %s | %.2f | %.2f | %d | %.2f | %s |\n", i, t, (c == "0" ? "off" : c), w, u + s, r, r / o, (m > 0 ? sprintf("%.0f", m / 1024) : "—") }'
+}
 for impl in $implementations; do
     single=""
     for threads in 1 2 4 8 16; do
         [ "$threads" -le "$cores" ] || continue
-        if [ -n "$gnutime" ]; then
-            (cd "$files" && with "$impl" "$gnutime" -f "%e %U %S %M" -o "$work/time" idtoken audit --config audit-config.json \
-                --verdict-cache 0 --threads "$threads" --output /dev/null --summary /dev/null "$work/audit-200k.log" >/dev/null 2>&1)
-        else
-            (cd "$files" && TIMEFORMAT="%R %U %S 0" && { time with "$impl" idtoken audit --config audit-config.json --verdict-cache 0 \
-                --threads "$threads" --output /dev/null --summary /dev/null "$work/audit-200k.log" >/dev/null 2>&1; } 2> "$work/time")
-        fi
-        read -r wall user sys rss < <(tail -1 "$work/time")
-        rate=$(awk -v u="$user" -v s="$sys" 'BEGIN { printf "%.0f", 200000 / (u + s) }')
-        [ -n "$single" ] || single=$rate
-        awk -v i="$(label "$impl")" -v t="$threads" -v w="$wall" -v u="$user" -v s="$sys" -v r="$rate" -v o="$single" -v m="$rss" \
-            'BEGIN { printf "| %s | %d | %.2f | %.2f | %d | %.2f | %s |\n", i, t, w, u + s, r, r / o, (m > 0 ? sprintf("%.0f", m / 1024) : "—") }'
+        audit_row "$impl" "$threads" 0
     done
+    # The default verdict cache at the most threads: the memory the goal (at most 100 MB at 16 threads) is about.
+    audit_row "$impl" "$(( cores < 16 ? cores : 16 ))"
 done
+fi
 
+if wants 4; then
 echo; echo "## 4. idtoken serve, distinct tokens, verified-token cache off"
 half=$(( cores / 2 > 0 ? cores / 2 : 1 ))
 server_cpus="0-$(( half - 1 ))"; client_cpus="$half-$(( cores - 1 ))"
@@ -172,7 +190,9 @@ for impl in $implementations; do
         if ($4 + $5 > 0) printf "warning: %d answers not 2xx, %d errors\n", $4, $5 > "/dev/stderr" }' "$work/paced.out"
     stop_serve
 done
+fi
 
+if wants 5; then
 echo; echo "## 5. idtoken serve with serve.appCheck: an ID token and a distinct App Check token a request, both verified"
 echo "| implementation | load | requests/s | p50 / p99 µs | server CPU µs a request (two signatures) |"
 echo "|---|---|---|---|---|"
@@ -184,6 +204,9 @@ for impl in $implementations; do
     echo "| $(label "$impl") | wrk, 128 connections | $rps | $p50 / $p99 | $cpu |"
     stop_serve
 done
+fi
+
+if wants 6; then
 echo; echo "## 6. Both doors on one event loop beside nginx's empty 200 (bench/grpc_load.py's rows), all on CPU 0"
 nginx_bin=$(type -P nginx || echo /usr/sbin/nginx)
 echo "| server | tokens | in flight | requests/s | server CPU µs a request | ÷ nginx |"
@@ -242,5 +265,6 @@ for config in serve-known.json serve.json; do
     done
     kill "$server"; wait "$server" 2>/dev/null; server=""
 done
+fi
 
 echo; echo "== done"
