@@ -31,6 +31,24 @@ package enum IdentityHeaders {
         return String(decoding: out, as: UTF8.self)
     }
 
+    /// The value of these UTF-8 bytes (a claim's string, decoded) encoded by the rule above: read in one pass, and
+    /// made into a string once, without a string of the claim on the way.
+    package static func encode(_ bytes: UnsafeBufferPointer<UInt8>) -> String {
+        if passesAll(bytes) { return String(decoding: bytes, as: UTF8.self) }
+        var out: [UInt8] = []
+        out.reserveCapacity(bytes.count + 16)
+        for byte in bytes {
+            if passes(byte) {
+                out.append(byte)
+            } else {
+                out.append(UInt8(ascii: "%"))
+                out.append(hexDigits[Int(byte >> 4)])
+                out.append(hexDigits[Int(byte & 0x0F)])
+            }
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
     /// Several values (an audience list) encoded and joined by `,`.
     package static func encodeList(_ items: [String]) -> String {
         items.map(encode).joined(separator: ",")

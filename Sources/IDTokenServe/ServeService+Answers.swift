@@ -66,31 +66,43 @@ extension ServeService {
     /// longer than `serve.maxIdentityHeaderBytes` refuses the token (`invalid_claim`), since a cut one could be
     /// another user's.
     private func identityHeaders(_ verified: VerifiedToken, profile name: String, payload: Substring?) -> Result<[(String, String)], TokenError> {
-        let claims = verified.claims
+        let claims = verified.claims.object
         let limit = settings.maxIdentityHeaderBytes
         var headers: [(String, String)] = []
         headers.reserveCapacity(10)
-        func add(_ header: String, _ claim: String, _ value: String) -> TokenError? {
-            let encoded = IdentityHeaders.encode(value)
+        func add(_ header: String, _ claim: String, _ encoded: String) -> TokenError? {
             guard encoded.utf8.count <= limit else {
                 return TokenError(.invalidClaim, claim: claim, "the \"\(claim)\" claim is longer than the service passes on (\(limit) bytes encoded); identity headers are never cut")
             }
             headers.append((header, encoded))
             return nil
         }
-        if let error = add("X-Auth-Subject", "sub", verified.subject) { return .failure(error) }
-        if let error = add("X-Auth-Issuer", "iss", verified.issuer) { return .failure(error) }
+        // Each string claim is encoded from its bytes in the payload (VerifiedToken's `subject`, `issuer`: the
+        // claim, or empty when it is missing or not a string); an Apple notification's subject is in its events.
+        let subject = verified.provider == .appleNotification ? IdentityHeaders.encode(verified.subject)
+            : claims.withString(ClaimKey.sub, IdentityHeaders.encode) ?? ""
+        if let error = add("X-Auth-Subject", "sub", subject) { return .failure(error) }
+        if let error = add("X-Auth-Issuer", "iss", claims.withString(ClaimKey.iss, IdentityHeaders.encode) ?? "") { return .failure(error) }
         headers.append(("X-Auth-Provider", verified.provider.rawValue))
         headers.append(("X-Auth-Profile", IdentityHeaders.encode(name)))
-        if claims.contains("aud") {
-            let encoded = IdentityHeaders.encodeList(claims.audience)
+        if let kind = claims.kind(of: ClaimKey.aud) {
+            // A string is a list of one; an array of strings is the list; anything else is an empty list.
+            let encoded = kind == .string ? claims.withString(ClaimKey.aud, IdentityHeaders.encode) ?? ""
+                : IdentityHeaders.encodeList(verified.claims.audience)
             guard encoded.utf8.count <= limit else {
                 return .failure(TokenError(.invalidClaim, claim: "aud", "the \"aud\" claim is longer than the service passes on (\(limit) bytes encoded)"))
             }
             headers.append(("X-Auth-Audience", encoded))
         }
-        headers.append(("X-Auth-Expires", String(Int64(verified.expiresAt))))
-        if let email = claims.email, claims.emailVerified == true {
+        let expires: Double
+        switch claims.number(ClaimKey.exp) {
+        case .integer(let seconds): expires = Double(seconds)
+        case .real(let seconds): expires = seconds
+        case .missing, .notANumber: expires = 0
+        }
+        headers.append(("X-Auth-Expires", String(Int64(expires))))
+        if claims.kind(of: ClaimKey.email) == .string, AppleClaims.flexibleBool(claims, ClaimKey.emailVerified) == true,
+           let email = claims.withString(ClaimKey.email, IdentityHeaders.encode) {
             if let error = add("X-Auth-Email", "email", email) { return .failure(error) }
         }
         // The payload segment as the token carries it: already base64url, so already a safe header value.

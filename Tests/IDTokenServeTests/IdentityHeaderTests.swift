@@ -35,6 +35,25 @@ import Testing
         #expect(nul.header("X-Auth-Error") == "malformed")
     }
 
+    /// The headers are encoded from the claims' bytes: `email_verified` as a boolean or the strings "true" and
+    /// "false" (escaped or not), an email that is not a string left out, `exp` as the integer of its seconds.
+    @Test func claimsReadInPlace() async throws {
+        let fixture = try await ServeFixture()
+        defer { Task { await fixture.stop() } }
+        for (verified, sent) in [("true", true), ("\"true\"", true), ("\"\\u0074rue\"", true), ("\"false\"", false),
+                                 ("false", false), ("1", false), ("\"yes\"", false)] {
+            let response = try await fixture.verify(ServeFixture.firebaseToken(extra: ",\"email\":\"a@b.test\",\"email_verified\":\(verified)"))
+            #expect(response.status == 200, "\(verified)")
+            #expect(response.header("X-Auth-Email") == (sent ? "a@b.test" : nil), "\(verified)")
+        }
+        let number = try await fixture.verify(ServeFixture.firebaseToken(extra: ",\"email\":7,\"email_verified\":true"))
+        #expect(number.status == 200)
+        #expect(number.header("X-Auth-Email") == nil)
+        let escaped = try await fixture.verify(ServeFixture.firebaseToken(sub: "a\\u002Cb", exp: ServeFixture.now + 1234.75))
+        #expect(escaped.header("X-Auth-Subject") == "a%2Cb")
+        #expect(escaped.header("X-Auth-Expires") == String(Int64(ServeFixture.now) + 1234))
+    }
+
     @Test func overlongIdentifiersRefuseRatherThanCut() async throws {
         let fixture = try await ServeFixture(serve: "{\"maxIdentityHeaderBytes\": 100}")
         defer { Task { await fixture.stop() } }

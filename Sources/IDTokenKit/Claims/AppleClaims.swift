@@ -35,6 +35,22 @@ public struct AppleClaims: Sendable {
         case likelyReal = 2
     }
 
+    /// ``flexibleBool(_:)`` of the member of `claims` named `key`, read in place (no ``JSONValue``); nil when there
+    /// is none.
+    package static func flexibleBool(_ claims: JSONObject, _ key: JSONKey) -> Bool? {
+        switch claims.kind(of: key) {
+        case .true?: return true
+        case .false?: return false
+        case .string?:
+            return claims.withString(key) { text -> Bool? in
+                if text.elementsEqual("true".utf8) { return true }
+                if text.elementsEqual("false".utf8) { return false }
+                return nil
+            } ?? nil
+        default: return nil
+        }
+    }
+
     /// `true`, `false`, `"true"` or `"false"` as a boolean; nil for anything else.
     static func flexibleBool(_ value: JSONValue) -> Bool? {
         switch value.kind {
