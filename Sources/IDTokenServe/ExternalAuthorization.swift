@@ -281,7 +281,8 @@ package struct ExternalAuthorization: Sendable {
         var sent: UInt32 = identity?.grpcIdentities ?? 0
         /// Which of the answer's headers are written (its first 64; an answer has about ten).
         var written: UInt64 = 0
-        for (position, (name, value)) in answer.headers.prefix(64).enumerated() where IdentityHeaders.isSafe(value) {
+        for (position, (name, value)) in answer.headers.prefix(64).enumerated()
+        where position < answer.safeHeaders || IdentityHeaders.isSafe(value) {
             let identity = allowed ? Self.identityIndex(name) : nil
             guard !allowed || identity != nil else { continue }
             headersSize += Self.fieldSize(Self.optionSize(name, value))

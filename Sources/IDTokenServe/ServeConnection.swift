@@ -281,7 +281,8 @@ final class ServeConnection: ChannelDuplexHandler {
         var sent: UInt64 = 0
         var size = 9 + status.utf8CodeUnitCount + 16 + length.utf8.count + ending.utf8CodeUnitCount
             + (sendsBody ? response.body.utf8.count : 0) + (identity?.http.count ?? 0)
-        for (position, (name, value)) in response.headers.prefix(64).enumerated() where IdentityHeaders.isSafe(value) {
+        for (position, (name, value)) in response.headers.prefix(64).enumerated()
+        where position < response.safeHeaders || IdentityHeaders.isSafe(value) {
             sent |= 1 << position
             size += name.utf8.count + value.utf8.count + 4
         }

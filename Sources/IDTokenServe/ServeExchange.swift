@@ -27,6 +27,9 @@ package struct ServeResponse: Sendable {
     var identity: IdentityAnswer?
     /// The answer's headers (after the identity headers, when there are any).
     package var headers: [(String, String)]
+    /// How many of the first ``headers`` are known to pass ``IdentityHeaders/isSafe(_:)`` already (an uncached
+    /// token's identity headers, encoded by the rule): the doors check only the others before writing them.
+    var safeHeaders = 0
     package var body: String
     /// The verdict's code when the answer refuses a token (what `X-Auth-Error` says over HTTP): the gRPC door's
     /// `status.message`, taken from the decision rather than read back from the headers. Nil for an allow, a
