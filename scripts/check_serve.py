@@ -600,6 +600,18 @@ def main():
         check(status == 200, "warm start: tokens verify with the cached keys")
         check(serve.stop() == 0, "second SIGTERM: exit 0")
 
+        # A supervisor that stops the service as soon as it says it is listening: the signal handlers must already
+        # be in place (a SIGTERM between SIG_IGN and the handler's registration was lost, and the service ran on).
+        stopped = 0
+        for _ in range(20):
+            quick = Serve(binary, config_path, log_path)
+            processes.append(quick.process)
+            try:
+                stopped += quick.stop() == 0
+            except subprocess.TimeoutExpired:
+                quick.process.kill()
+        check(stopped == 20, "SIGTERM at once after the listening line: exit 0 (%d of 20)" % stopped)
+
         # 9. 10,000 concurrent idle connections.
         check_idle_connections(binary, work, key1)
         check_unprivileged(binary, work, key1)

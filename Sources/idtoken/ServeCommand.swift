@@ -114,20 +114,15 @@ struct ServeCommand: AsyncParsableCommand {
         }
         #endif
         if at != nil { logger.warning("judging every token at a fixed time (--at): for tests only") }
+        // SIGTERM and SIGINT are watched before the service says it is listening: a supervisor or a script that
+        // stops it as soon as it is up must find the handlers in place (a signal between SIG_IGN and the
+        // sources' registration was lost, and the service never stopped).
+        let stop = await StopSignal.watch([SIGTERM, SIGINT])
         logger.notice("listening", metadata: ["address": "\(address)", "profiles": "\(service.verifier.members.map(\.name).joined(separator: ","))"])
         // Scripts read the bound address (with --listen …:0) from this line on standard output.
         FileHandle.standardOutput.write(Data("listening on \(address)\n\(grpcLine)".utf8))
 
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let once = SignalOnce(continuation)
-            for signalNumber in [SIGTERM, SIGINT] {
-                signal(signalNumber, SIG_IGN)
-                let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: .global())
-                source.setEventHandler { once.fire(signalNumber) }
-                source.resume()
-                once.keep(source)
-            }
-        }
+        await stop.received()
         logger.notice("shutting down: answering in-flight requests")
         await server.shutdown()
         logger.notice("stopped")
@@ -139,24 +134,52 @@ struct ServeCommand: AsyncParsableCommand {
     }
 }
 
-/// Resumes the serve command once, on the first SIGTERM or SIGINT.
-private final class SignalOnce: @unchecked Sendable {
+/// The first SIGTERM or SIGINT, as something to wait for. The signals' default action is turned off (SIG_IGN) and
+/// a dispatch source watches each; ``watch(_:)`` returns once every source is registered with the system, so no
+/// signal sent after it returns is lost, and one that came before ``received()`` is asked for is kept.
+private final class StopSignal: @unchecked Sendable {
     private let lock = NSLock()
-    private var continuation: CheckedContinuation<Void, Never>?
+    private var fired = false
+    private var waiting: CheckedContinuation<Void, Never>?
     private var sources: [any DispatchSourceSignal] = []
 
-    init(_ continuation: CheckedContinuation<Void, Never>) { self.continuation = continuation }
-
-    func keep(_ source: any DispatchSourceSignal) {
-        lock.lock()
-        sources.append(source)
-        lock.unlock()
+    static func watch(_ signals: [Int32]) async -> StopSignal {
+        let stop = StopSignal()
+        let registered = DispatchGroup()
+        for signalNumber in signals {
+            signal(signalNumber, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: .global())
+            source.setEventHandler { stop.fire() }
+            registered.enter()
+            source.setRegistrationHandler { registered.leave() }
+            source.resume()
+            stop.sources.append(source)
+        }
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            registered.notify(queue: .global()) { continuation.resume() }
+        }
+        return stop
     }
 
-    func fire(_ signal: Int32) {
+    /// Returns on the first of the signals (at once if one came already).
+    func received() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            lock.lock()
+            if fired {
+                lock.unlock()
+                continuation.resume()
+            } else {
+                waiting = continuation
+                lock.unlock()
+            }
+        }
+    }
+
+    private func fire() {
         lock.lock()
-        let pending = continuation
-        continuation = nil
+        fired = true
+        let pending = waiting
+        waiting = nil
         lock.unlock()
         pending?.resume()
     }
