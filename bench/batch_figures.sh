@@ -91,6 +91,13 @@ implementation_env() { [ "$1" = default ] && echo "-u IDTK_RSA_BATCH" || echo "I
 with() { local i=$1; shift; env $(implementation_env "$i") "$@"; }
 work=$(mktemp -d); trap 'rm -rf "$work"; [ -n "${server:-}" ] && kill "$server" 2>/dev/null' EXIT
 
+# What sections 4 to 6 share: the cores for the service and for its clients, a process's CPU ticks.
+half=$(( cores / 2 > 0 ? cores / 2 : 1 ))
+server_cpus="0-$(( half - 1 ))"; client_cpus="$half-$(( cores - 1 ))"
+[ "$cores" -ge 2 ] || client_cpus=0
+cpu_ticks() { awk '{ split($0, a, ") "); split(a[2], f, " "); print f[12] + f[13] }' "/proc/$1/stat"; }
+ticks=$(getconf CLK_TCK)
+
 # IDTK_FIGURES="2 3" runs those sections only (all by default): a lent machine's minutes are few.
 wants() { [ -z "${IDTK_FIGURES:-}" ] || [[ " $IDTK_FIGURES " == *" $1 "* ]]; }
 if wants 1; then
@@ -144,12 +151,7 @@ fi
 
 if wants 4; then
 echo; echo "## 4. idtoken serve, distinct tokens, verified-token cache off"
-half=$(( cores / 2 > 0 ? cores / 2 : 1 ))
-server_cpus="0-$(( half - 1 ))"; client_cpus="$half-$(( cores - 1 ))"
-[ "$cores" -ge 2 ] || client_cpus=0
 echo "event loops: $half on CPUs $server_cpus; wrk (4 threads) and the paced client on CPUs $client_cpus"
-cpu_ticks() { awk '{ split($0, a, ") "); split(a[2], f, " "); print f[12] + f[13] }' "/proc/$1/stat"; }
-ticks=$(getconf CLK_TCK)
 tokens="$files/serve/distinct.txt"
 wrk_run() {   # connections seconds, against the running $server on $port → "requests/s p50 p99 cpu-µs-a-request non2xx socket-errors"
     local before after
