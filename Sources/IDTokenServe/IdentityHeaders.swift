@@ -14,27 +14,22 @@ import JOSE
 ///   claim named). `X-Auth-Claims` (the payload, base64url as the token carries it) longer than its limit is
 ///   left out, and `X-Auth-Claims-Omitted: too-large` says so.
 package enum IdentityHeaders {
-    /// The value encoded by the rule above.
+    /// The value encoded by the rule above (a value that passes as it is is returned as it is, not copied).
     package static func encode(_ text: String) -> String {
-        if text.utf8.withContiguousStorageIfAvailable(passesAll) ?? text.utf8.allSatisfy(passes) { return text }
-        var out: [UInt8] = []
-        out.reserveCapacity(text.utf8.count + 16)
-        for byte in text.utf8 {
-            if passes(byte) {
-                out.append(byte)
-            } else {
-                out.append(UInt8(ascii: "%"))
-                out.append(hexDigits[Int(byte >> 4)])
-                out.append(hexDigits[Int(byte & 0x0F)])
-            }
+        if let encoded = text.utf8.withContiguousStorageIfAvailable({ passesAll($0) ? text : percentEncoded($0) }) {
+            return encoded
         }
-        return String(decoding: out, as: UTF8.self)
+        return Array(text.utf8).withUnsafeBufferPointer { passesAll($0) ? text : percentEncoded($0) }
     }
 
     /// The value of these UTF-8 bytes (a claim's string, decoded) encoded by the rule above: read in one pass, and
     /// made into a string once, without a string of the claim on the way.
     package static func encode(_ bytes: UnsafeBufferPointer<UInt8>) -> String {
-        if passesAll(bytes) { return String(decoding: bytes, as: UTF8.self) }
+        passesAll(bytes) ? String(decoding: bytes, as: UTF8.self) : percentEncoded(bytes)
+    }
+
+    /// Every byte that does not pass written as `%XX`.
+    private static func percentEncoded(_ bytes: UnsafeBufferPointer<UInt8>) -> String {
         var out: [UInt8] = []
         out.reserveCapacity(bytes.count + 16)
         for byte in bytes {

@@ -290,7 +290,7 @@ struct JSONReader {
             if stringsAllowed, i < end, base[i] == UInt8(ascii: "\"") {
                 // Most values are strings: read them here, without the dispatch in readValue or a call. Plain
                 // bytes are skipped sixteen at a time; anything else (an escape, a non-ASCII byte, a control
-                // character, or the last fifteen bytes of the document) goes through scanString's own loop.
+                // character, or the last fifteen bytes of the document) goes through readString(from:).
                 kind = .string
                 i &+= 1
                 while true {
@@ -304,7 +304,7 @@ struct JSONReader {
                         }
                     }
                     // The rest of the string the general way, from the byte that needs attention.
-                    valueEscaped = try resumeString(from: i)
+                    valueEscaped = try readString(from: i)
                     i = index
                     break
                 }
@@ -342,14 +342,16 @@ struct JSONReader {
         return first
     }
 
-    /// The rest of a string whose opening quote is at `index`, from `position` (a byte that needs attention, or
-    /// one of the document's last fifteen bytes): scanString's loop, entered part-way. Leaves `index` after the
-    /// closing quote; returns whether the string holds escapes.
+    /// The rest of a string from `position`: the byte after its opening quote, or (from the member loop's own
+    /// skip of plain bytes) a byte that needs attention or one of the document's last fifteen. Leaves `index`
+    /// after the closing quote; returns whether the string holds escapes.
     @inline(never) @usableFromInline
-    mutating func resumeString(from position: Int) throws(JSONSyntaxError) -> Bool {
+    mutating func readString(from position: Int) throws(JSONSyntaxError) -> Bool {
         index = position
         var escaped = false
         while true {
+            // Most string bytes are plain printable ASCII: skip them sixteen at a time (SSE2 or NEON) while
+            // sixteen can be read, then one at a time.
             if end &- index >= 16 {
                 let plainCount = Int(idtk_first_string_special16(base + index))
                 index &+= plainCount
@@ -369,6 +371,7 @@ struct JSONReader {
             } else if c < 0x20 {
                 throw fail("control character in a string")
             } else {
+                // The skip above stops only at '"', '\\', control characters and non-ASCII bytes: c >= 0x80.
                 try readUTF8Sequence()
             }
         }
@@ -402,44 +405,9 @@ struct JSONReader {
 
     /// Reads a string starting at its opening quote; leaves `index` after the closing quote.
     /// Returns whether it contains escapes.
-    @usableFromInline @inline(never)
-    mutating func readString() throws(JSONSyntaxError) -> Bool {
-        try scanString()
-    }
-
-    /// The body of ``readString()``, inlined where most strings are read (member values), so that a string
-    /// costs no call.
     @inline(__always) @usableFromInline
-    mutating func scanString() throws(JSONSyntaxError) -> Bool {
-        index &+= 1
-        var escaped = false
-        while true {
-            // Most string bytes are plain printable ASCII: skip them sixteen at a time (SSE2 or NEON) while
-            // sixteen can be read, then one at a time.
-            if end &- index >= 16 {
-                let plainCount = Int(idtk_first_string_special16(base + index))
-                index &+= plainCount
-                if plainCount == 16 { continue }
-            } else {
-                while index < end, plain[Int(base[index])] { index &+= 1 }
-                guard index < end else { break }
-            }
-            let c = base[index]
-            if c == UInt8(ascii: "\"") {
-                index &+= 1
-                return escaped
-            }
-            if c == UInt8(ascii: "\\") {
-                escaped = true
-                try readEscape()
-            } else if c < 0x20 {
-                throw fail("control character in a string")
-            } else {
-                // The skip above stops only at '"', '\\', control characters and non-ASCII bytes: c >= 0x80.
-                try readUTF8Sequence()
-            }
-        }
-        throw fail("unterminated string")
+    mutating func readString() throws(JSONSyntaxError) -> Bool {
+        try readString(from: index &+ 1)
     }
 
     @usableFromInline
