@@ -110,6 +110,11 @@ struct ShardTests {
                 == "s0.json: its \"shard\" member has no valid index and count")
         #expect(refusal(replacing("\"series\": [\"valid\"", "\"series\": [7")) == "s0.json: its \"shard\" member has no time series")
         #expect(refusal(replacing("\"buckets\": [[", "\"buckets\": [[\"x\", [1]], [")) == "s0.json: a time bucket is malformed")
+        // A timeline holds fewer than 240 buckets from its first to its last; a summary that claims more is refused.
+        for far in ["99999999999", "-9223372036854775808"] {
+            #expect(refusal(replacing("\"buckets\": [[", "\"buckets\": [[\(far), [1]], ["))
+                    == "s0.json: a time series spans more than 240 buckets")
+        }
     }
 
     @Test("pipe mode: one line out per line in, blank lines included, in order, with the numbering asked for")

@@ -115,7 +115,8 @@ extension AuditSummary {
                 high = max(high, bucket)
             }
             // A summary written by an audit never spans more buckets than a timeline holds (it coarsens first).
-            guard rows.isEmpty || high &- low < Int64(Timeline.maxBuckets), high &- low >= 0 || rows.isEmpty else {
+            let span = high.subtractingReportingOverflow(low)
+            guard rows.isEmpty || (!span.overflow && span.partialValue < Int64(Timeline.maxBuckets)) else {
                 throw bad("a time series spans more than \(Timeline.maxBuckets) buckets")
             }
             t.buckets = rows

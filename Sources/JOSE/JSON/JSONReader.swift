@@ -144,9 +144,15 @@ struct JSONReader {
 
     @inline(__always) @usableFromInline
     mutating func skipWhitespace() {
-        while index < end {
-            let c = base[index]
-            if c == 0x20 || c == 0x0A || c == 0x0D || c == 0x09 { index += 1 } else { return }
+        Self.skipWhitespace(base, end, &index)
+    }
+
+    /// Moves `i` past JSON whitespace in `base[..<end]`: for the member loop, which keeps its position in a local.
+    @inline(__always) @usableFromInline
+    static func skipWhitespace(_ base: UnsafePointer<UInt8>, _ end: Int, _ i: inout Int) {
+        while i < end {
+            let c = base[i]
+            if c == 0x20 || c == 0x0A || c == 0x0D || c == 0x09 { i &+= 1 } else { return }
         }
     }
 
@@ -221,13 +227,7 @@ struct JSONReader {
         // and before each refusal, whose offset it gives.
         let base = self.base, end = self.end
         var i = index &+ 1  // {
-        @inline(__always) func skipSpace(_ i: inout Int) {
-            while i < end {
-                let c = base[i]
-                if c == 0x20 || c == 0x0A || c == 0x0D || c == 0x09 { i &+= 1 } else { return }
-            }
-        }
-        if i < end, base[i] <= 0x20 { skipSpace(&i) }
+        if i < end, base[i] <= 0x20 { Self.skipWhitespace(base, end, &i) }
         if i < end, base[i] == UInt8(ascii: "}") {
             index = i &+ 1
             return -1
@@ -240,7 +240,7 @@ struct JSONReader {
         // readValue's depth check, hoisted for the string fast path below: a member value is at level `depth`.
         let stringsAllowed = depth < maxDepth
         while true {
-            if i < end, base[i] <= 0x20 { skipSpace(&i) }
+            if i < end, base[i] <= 0x20 { Self.skipWhitespace(base, end, &i) }
             guard i < end, base[i] == UInt8(ascii: "\"") else {
                 index = i
                 throw fail("expected a member name")
@@ -276,13 +276,13 @@ struct JSONReader {
                 }
             }
             seen |= bit
-            if i < end, base[i] <= 0x20 { skipSpace(&i) }
+            if i < end, base[i] <= 0x20 { Self.skipWhitespace(base, end, &i) }
             guard i < end, base[i] == UInt8(ascii: ":") else {
                 index = i
                 throw fail("expected ':'")
             }
             i &+= 1
-            if i < end, base[i] <= 0x20 { skipSpace(&i) }
+            if i < end, base[i] <= 0x20 { Self.skipWhitespace(base, end, &i) }
             let valueStart = i
             var firstChild: Int32 = -1
             let kind: JSONKind
@@ -322,7 +322,7 @@ struct JSONReader {
                                          keyEscaped: keyEscaped, valueEscaped: valueEscaped))
             if last >= 0 { table[last].next = Int32(truncatingIfNeeded: slot) } else { first = Int32(truncatingIfNeeded: slot) }
             last = slot
-            if i < end, base[i] <= 0x20 { skipSpace(&i) }
+            if i < end, base[i] <= 0x20 { Self.skipWhitespace(base, end, &i) }
             guard i < end else {
                 index = i
                 throw fail("unexpected end of JSON in an object")
