@@ -300,8 +300,7 @@ package final class AuditEngine: @unchecked Sendable {
                 if result.isValid, let entry = result.replayEntry, failure == nil {
                     do throws(TokenError) {
                         if let first = try replay.record(entry, line: result.line, at: result.at) {
-                            result.firstSeenLine = first
-                            result.error = TokenError(.replayed, claim: nil, AuditEngine.replayMessage(first))
+                            result.markReplayed(firstSeenLine: first, TokenError(.replayed, claim: nil, AuditEngine.replayMessage(first)))
                         }
                     } catch {
                         // Without answers from the replay store, no verdict after this point would mean anything.
@@ -508,9 +507,7 @@ package final class AuditEngine: @unchecked Sendable {
         switch cache.lookupOrClaim(hash, token: token, nonce: nonce, at: at, waits: !defersBusy) {
         case .hit(let verdict):
             counts.cacheHits += 1
-            return .answered(AuditResult(line: record.line, id: record.id, error: verdict.error, claims: verdict.claims, at: at,
-                                         signatureVerified: verdict.signatureVerified, profile: verdict.profile,
-                                         replayEntry: verdict.replayEntry))
+            return .answered(AuditResult(line: record.line, id: record.id, at: at, verdict: verdict))
         case .judge(let claimed):
             return .verify(entry, hash: hash, claimed: claimed)
         case .busy:
@@ -519,7 +516,7 @@ package final class AuditEngine: @unchecked Sendable {
     }
 
     /// A verified record's result: its verdict cached (releasing the claim, if it held one) and reported.
-    private func conclude(_ record: borrowing AuditRecord, _ outcome: ProfileVerification, hash: UInt64, claimed: Bool, cache: VerdictCache,
+    private func conclude(_ record: borrowing AuditRecord, _ outcome: borrowing ProfileVerification, hash: UInt64, claimed: Bool, cache: VerdictCache,
                           findReplays: Bool, interners: ClaimInterners, counts: inout Processed) -> AuditResult {
         counts.verifications += 1
         let at = record.at ?? options.defaultTime
@@ -534,8 +531,7 @@ package final class AuditEngine: @unchecked Sendable {
                          entry: VerdictCache.Entry(from: interval.from, until: interval.until, verdict: verdict),
                          releasing: claimed)
         }
-        return AuditResult(line: record.line, id: record.id, error: verdict.error, claims: claims, at: at,
-                           signatureVerified: verdict.signatureVerified, profile: verdict.profile, replayEntry: replayEntry)
+        return AuditResult(line: record.line, id: record.id, at: at, verdict: verdict)
     }
 
     /// Judges one record on its own: from the cache (waiting for a verdict another worker is judging), or verified

@@ -28,7 +28,8 @@ final class VerdictCache: @unchecked Sendable {
     }
 
     /// What is reused: everything an ``AuditResult`` needs besides the record's own line, id and time. A class,
-    /// so that an entry is a pointer: cheap to move inside the tables, and one allocation per verdict.
+    /// so that an entry is a pointer: cheap to move inside the tables, one allocation per verdict, and referred to
+    /// (not copied) by every result it judges.
     final class Verdict: Sendable {
         let error: TokenError?
         let claims: ReportedClaims

@@ -1,9 +1,9 @@
 import IDTokenKit
 
 /// The fields an audit reports for each record (DESIGN §7): from the verified token, or, for a token refused,
-/// what it says about itself (unverified). A class: a result is copied several times on its way to the output,
-/// and one reference costs less to copy than six strings.
-package final class ReportedClaims: Sendable, Hashable {
+/// what it says about itself (unverified). Held inline in the ``VerdictCache/Verdict`` that results refer to, so
+/// that a verdict is one allocation and a result copies none of these strings.
+package struct ReportedClaims: Sendable, Hashable {
     package let issuer: String?
     package let subject: String?
     /// `aud` as the token holds it: a string, or a list.
@@ -31,7 +31,7 @@ package final class ReportedClaims: Sendable, Hashable {
     package static let none = ReportedClaims(header: nil, claims: nil)
 
     /// Reads the reported fields from a header and claims. Values of the wrong type are left out.
-    package convenience init(header: JSONObject?, claims: JSONObject?) {
+    package init(header: JSONObject?, claims: JSONObject?) {
         self.init(ProfileVerification(error: nil, signatureVerified: false, header: header, claims: claims, leeway: 0,
                                       profile: nil),
                   interning: nil)
@@ -41,11 +41,12 @@ package final class ReportedClaims: Sendable, Hashable {
     /// the ones kept).
     ///
     /// - Parameter interners: share the strings of values that recur across tokens (`kid`, `iss`, `aud`).
-    init(_ judgement: ProfileVerification, interning interners: ClaimInterners?) {
+    init(_ judgement: borrowing ProfileVerification, interning interners: ClaimInterners?) {
         func text(_ bytes: UnsafeBufferPointer<UInt8>, _ interner: StringInterner?) -> String {
             ReportedClaims.clip(interner?.string(bytes) ?? String(decoding: bytes, as: UTF8.self))
         }
         kid = judgement.withKid { bytes in bytes.map { text($0, interners?.kid) } }
+        // Borrowed, not copied: a copy of the verification retains and releases each of its references.
         guard let claims = judgement.claims else {
             issuer = nil
             subject = nil
