@@ -90,10 +90,7 @@ public struct IDTokenVerifier: Sendable {
         let seconds = now.timeIntervalSince1970
         if let hit = cachedToken(token, keys: nil, now: seconds, nonce: nonce) { return hit }
         let jws = try CompactJWS(token, limits: profile.limits)
-        switch step(jws, now: seconds, nonce: nonce, claims: nil, reportsRefusals: false) {
-        case .done(let outcome): return try outcome.verification.get()
-        case .waiting(_, let rest): return try await rest().verification.get()
-        }
+        return try await step(jws, now: seconds, nonce: nonce, claims: nil, reportsRefusals: false).value().verification.get()
     }
 
     /// Verifies `token` as of `now` against the key-set snapshot `keys`, without suspending: for batch work
@@ -149,12 +146,7 @@ public struct IDTokenVerifier: Sendable {
 
     /// How far a token got without waiting: decided, or waiting for the key source (no usable set yet, or a `kid`
     /// the set lacks) or for an asynchronous replay cache.
-    package enum Step: Sendable {
-        case done(Outcome)
-        /// `without` is the answer when waiting is not possible (a synchronous caller): `keys_unavailable`, the
-        /// `unknown_key` of the set at hand, or the replay cache's refusal to answer synchronously.
-        case waiting(without: Outcome, @Sendable () async -> Outcome)
-    }
+    package typealias Step = VerificationStep<Outcome>
 
     /// The one orchestration of DESIGN §14 for a split token, which every way in takes: the key set (`keys` when
     /// given, a snapshot that is never refreshed; else the key source's current set, with one refresh through the
@@ -180,17 +172,15 @@ public struct IDTokenVerifier: Sendable {
         package let key: PublicKey
         let now: Double
         let nonce: Nonce?
+        /// The payload, when routing read it from this split already (it is not read again).
         let claims: JSONObject?
         let reportsRefusals: Bool
     }
 
-    /// Where ``prepare(_:keys:now:nonce:claims:reportsRefusals:)`` left a token.
-    package enum Prepared: Sendable {
-        /// Decided without its signature (refused before it), or waiting for the key source.
-        case decided(Step)
-        /// Its signature is all that is left to check before the claims: ``finish(_:signatureValid:)``.
-        case signature(PendingSignature)
-    }
+    /// Where ``prepare(_:keys:now:nonce:claims:reportsRefusals:)`` left a token: decided without its signature
+    /// (refused before it, or waiting for the key source), or with its signature all that is left to check before
+    /// the claims (``finish(_:signatureValid:)``).
+    package typealias Prepared = PreparedToken<PendingSignature, Outcome>
 
     /// The way up to the signature: the key set (`keys`, or the source's, or the wait for one), the header's
     /// algorithm and the key by `kid` (or, with the source's set, the wait for a refresh when the set lacks it).
@@ -233,10 +223,7 @@ public struct IDTokenVerifier: Sendable {
         do { keys = try await keySource.keys(refreshingFor: kid) } catch {
             return Outcome(verification: .refused(error, signatureVerified: false, header: jws.header, claims: claims))
         }
-        switch step(jws, keys: keys, now: now, nonce: nonce, claims: claims, reportsRefusals: reportsRefusals) {
-        case .done(let outcome): return outcome
-        case .waiting(_, let rest): return await rest()
-        }
+        return await step(jws, keys: keys, now: now, nonce: nonce, claims: claims, reportsRefusals: reportsRefusals).value()
     }
 
     /// The replay cache, last, for an accepted token: answered at once by a synchronous cache.
@@ -324,9 +311,7 @@ public struct IDTokenVerifier: Sendable {
         let outcome = signed(jws, key: key, valid: jws.verifySignature(with: key), now: now, nonce: nonce, claims: nil,
                              reportsRefusals: reportsRefusals)
         guard consultsReplayCache else { return outcome.verification }
-        switch replayStep(outcome, jws, now: now) {
-        case .done(let outcome), .waiting(let outcome, _): return outcome.verification
-        }
+        return replayStep(outcome, jws, now: now).now().verification
     }
 
     /// Steps 4–6 once the signature's verdict is known: the claims, the nonce and the verified-token cache (the

@@ -201,10 +201,7 @@ public struct MultiProfileVerifier: Sendable {
     ///   - profile: the name of the member that must verify the token; nil: the one the token's issuer names.
     /// - Returns: the outcome; a refusal is ``ProfileVerification/error``, never thrown.
     public func verify(_ token: String, now: Date, nonce: Nonce? = nil, profile: String? = nil) async -> ProfileVerification {
-        switch step(token, now: now.timeIntervalSince1970, nonce: nonce, profile: profile, reportsRefusals: true) {
-        case .done(let outcome): return outcome
-        case .waiting(_, let rest): return await rest()
-        }
+        await step(token, now: now.timeIntervalSince1970, nonce: nonce, profile: profile, reportsRefusals: true).value()
     }
 
     /// Verifies `token` as of `at` with each profile's current key set, without suspending: for batch work such as
@@ -216,9 +213,7 @@ public struct MultiProfileVerifier: Sendable {
     ///   - nonce: the nonce the sign-in flow used, as for ``verify(_:now:nonce:profile:)``.
     ///   - profile: the name of the member that must verify the token; nil: the one the token's issuer names.
     public func evaluate(_ token: String, at: Double, nonce: Nonce? = nil, profile: String? = nil) -> ProfileVerification {
-        switch step(token, now: at, nonce: nonce, profile: profile, reportsRefusals: true) {
-        case .done(let outcome), .waiting(let outcome, _): return outcome
-        }
+        step(token, now: at, nonce: nonce, profile: profile, reportsRefusals: true).now()
     }
 
     /// One token of a batch, with what ``evaluate(_:at:nonce:profile:)`` takes for it.
@@ -278,6 +273,7 @@ public struct MultiProfileVerifier: Sendable {
         }
         pending.withUnsafeBufferPointer { pending in
             signatures.verify(count: pending.count, entry: { (pending[$0].token.jws, pending[$0].token.key) }) { k, valid in
+                // Switched on in place: `now()` would copy the outcome out of the step.
                 switch pending[k].token.finish(signatureValid: valid) {
                 case .done(let outcome), .waiting(let outcome, _): body(pending[k].index, outcome)
                 }
@@ -286,11 +282,7 @@ public struct MultiProfileVerifier: Sendable {
     }
 
     /// How far a token got without waiting.
-    package enum Step: Sendable {
-        case done(ProfileVerification)
-        /// `without`: the answer when waiting is not possible (``evaluate(_:at:nonce:profile:)``).
-        case waiting(without: ProfileVerification, @Sendable () async -> ProfileVerification)
-    }
+    package typealias Step = VerificationStep<ProfileVerification>
 
     /// A token's way up to where it must wait: for services that answer at once what needs no waiting (a cached key,
     /// no asynchronous store to ask) and wait only for the rest.
@@ -303,11 +295,11 @@ public struct MultiProfileVerifier: Sendable {
         }
     }
 
-    /// A routed token whose signature is all that is left to check before its profile's claims.
+    /// A routed token whose signature is all that is left to check before its profile's claims: its profile's
+    /// pending signature (which carries the payload routing read, if it did), and the route that maps the outcome.
     package struct PendingToken: Sendable {
         fileprivate let route: Route
         fileprivate let pending: IDTokenVerifier.PendingSignature
-        fileprivate let routingClaims: JSONObject?
 
         /// The split token, and the key its header chose (checked against the profile's algorithms).
         package var jws: CompactJWS { pending.jws }
@@ -315,15 +307,12 @@ public struct MultiProfileVerifier: Sendable {
 
         /// The rest of the way, given the signature's verdict.
         package func finish(signatureValid: Bool) -> Step {
-            route.finish(pending, signatureValid: signatureValid, routingClaims: routingClaims)
+            route.finish(pending, signatureValid: signatureValid)
         }
     }
 
     /// Where ``prepare(_:now:nonce:profile:reportsRefusals:)`` left a token.
-    package enum Prepared: Sendable {
-        case decided(Step)
-        case signature(PendingToken)
-    }
+    package typealias Prepared = PreparedToken<PendingToken, ProfileVerification>
 
     /// A token's way up to its signature: the profile (named, or routed by issuer), the profile's verified-token
     /// cache, the split, the key set and the key. Every door's way, whether the signatures are then checked one at
@@ -444,13 +433,13 @@ public struct MultiProfileVerifier: Sendable {
             case .decided(let step):
                 return .decided(mapped(step, payload: jws.payloadRange, routingClaims: claims))
             case .signature(let pending):
-                return .signature(PendingToken(route: self, pending: pending, routingClaims: claims))
+                return .signature(PendingToken(route: self, pending: pending))
             }
         }
 
-        func finish(_ pending: IDTokenVerifier.PendingSignature, signatureValid: Bool, routingClaims: JSONObject?) -> Step {
+        func finish(_ pending: IDTokenVerifier.PendingSignature, signatureValid: Bool) -> Step {
             mapped(verifier.finish(pending, signatureValid: signatureValid), payload: pending.jws.payloadRange,
-                   routingClaims: routingClaims)
+                   routingClaims: pending.claims)
         }
 
         private func mapped(_ step: consuming IDTokenVerifier.Step, payload: Range<Int>, routingClaims claims: JSONObject?) -> Step {
