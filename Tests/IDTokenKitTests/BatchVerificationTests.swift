@@ -69,4 +69,38 @@ import Testing
             #expect(signatures.kernelRefused >= 5)
         }
     }
+
+    /// The audit's way in: each token lent as bytes (``TokenBytes``, split from a copy of them) instead of text, the
+    /// group as one batch. Every outcome must be the text's, and so must an accepted token's replay key.
+    @Test func bytesAgreeWithText() throws {
+        var accepted = 0
+        for group in try Self.groups() {
+            var outcomes = [ProfileVerification?](repeating: nil, count: group.entries.count)
+            let lent = group.entries.map { Array($0.token.utf8) }
+            group.verifier.evaluate(count: group.entries.count, signatures: SignatureBatch(), prepared: { k in
+                lent[k].withUnsafeBytes { bytes in
+                    group.verifier.prepare(TokenBytes(bytes), now: group.entries[k].at, nonce: group.entries[k].nonce,
+                                           profile: nil, reportsRefusals: true)
+                }
+            }) { k, outcome in outcomes[k] = outcome }
+            for (k, entry) in group.entries.enumerated() {
+                let text = group.verifier.evaluate(entry.token, at: entry.at, nonce: entry.nonce)
+                let bytes = try #require(outcomes[k], "\(group.ids[k]): no outcome")
+                #expect(Self.same(bytes, text),
+                        "\(group.ids[k]): bytes \(bytes.error?.description ?? "valid"), text \(text.error?.description ?? "valid")")
+                #expect(bytes.payloadRange == text.payloadRange, "\(group.ids[k])")
+                #expect(bytes.verifiedToken?.kid == text.verifiedToken?.kid, "\(group.ids[k])")
+                if text.error == nil {
+                    accepted += 1
+                    #expect(bytes.replayEntry(ofBytes: lent[k][...]) == text.replayEntry(of: entry.token), "\(group.ids[k])")
+                }
+                // One at a time, as the audit judges a token another worker held.
+                let alone = lent[k].withUnsafeBytes { bytes in
+                    group.verifier.step(TokenBytes(bytes), now: entry.at, nonce: entry.nonce, profile: nil, reportsRefusals: true).now()
+                }
+                #expect(Self.same(alone, text), "\(group.ids[k]) alone")
+            }
+        }
+        #expect(accepted >= 50)
+    }
 }

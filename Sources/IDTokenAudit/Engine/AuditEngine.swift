@@ -415,7 +415,8 @@ package final class AuditEngine: @unchecked Sendable {
         gathered.reserveCapacity(count)
         var records: [AuditRecord] = []
         records.reserveCapacity(count)
-        var entries: [MultiProfileVerifier.BatchEntry] = []
+        // What each token to verify is verified with; its bytes are its record's.
+        var entries: [Verifying] = []
         entries.reserveCapacity(count)
         // Where each entry's line is in `gathered`.
         var positions: [Int] = []
@@ -431,11 +432,11 @@ package final class AuditEngine: @unchecked Sendable {
                 case .later:
                     gathered.append(.later(record: records.count))
                     records.append(record)
-                case .verify(let entry, let hash, let claimed):
+                case .verify(let at, let nonce, let hash, let claimed):
                     positions.append(gathered.count)
                     gathered.append(.verifying(record: records.count, hash: hash, claimed: claimed))
+                    entries.append(Verifying(record: records.count, at: at, nonce: nonce))
                     records.append(record)
-                    entries.append(entry)
                 }
             }
         }
@@ -444,7 +445,13 @@ package final class AuditEngine: @unchecked Sendable {
         var concluded = [AuditResult?](repeating: nil, count: gathered.count)
         if !entries.isEmpty {
             records.withUnsafeBufferPointer { records in
-                verifier.evaluate(batch: entries, signatures: signatures) { entry, outcome in
+                // Each token is split from its line's bytes (TokenBytes), which the split copies: no String a token.
+                verifier.evaluate(count: entries.count, signatures: signatures, prepared: { entry in
+                    records[entries[entry].record].tokenBytes!.withUnsafeBytes { token in
+                        verifier.prepare(TokenBytes(token), now: entries[entry].at, nonce: entries[entry].nonce, profile: nil,
+                                         reportsRefusals: true)
+                    }
+                }) { entry, outcome in
                     let k = positions[entry]
                     guard case .verifying(let record, let hash, let claimed) = gathered[k] else { return }
                     concluded[k] = conclude(records[record], outcome, hash: hash, claimed: claimed, cache: cache,
@@ -481,11 +488,19 @@ package final class AuditEngine: @unchecked Sendable {
         return out
     }
 
+    /// A record whose token the batch verifies, at `at` with `nonce`.
+    private struct Verifying {
+        let record: Int
+        let at: Double
+        let nonce: Nonce?
+    }
+
     /// What the verdict cache said about a record.
     private enum Lookup {
         case answered(AuditResult)
-        /// To verify; `claimed`: other workers wait for the verdict (see ``VerdictCache/insert(_:token:nonce:entry:releasing:)``).
-        case verify(MultiProfileVerifier.BatchEntry, hash: UInt64, claimed: Bool)
+        /// To verify at `at` with `nonce`; `claimed`: other workers wait for the verdict (see
+        /// ``VerdictCache/insert(_:token:nonce:entry:releasing:)``).
+        case verify(at: Double, nonce: Nonce?, hash: UInt64, claimed: Bool)
         /// Another worker is judging the same token (only when `defersBusy`).
         case later
     }
@@ -496,20 +511,19 @@ package final class AuditEngine: @unchecked Sendable {
     /// only a worker that holds no claim may.
     private func lookup(_ record: borrowing AuditRecord, cache: VerdictCache, defersBusy: Bool, counts: inout Processed) -> Lookup {
         let at = record.at ?? options.defaultTime
-        guard let token = record.token, record.problem == nil else {
+        guard let token = record.tokenBytes, record.problem == nil else {
             return .answered(AuditResult(line: record.line, id: record.id, error: record.problem ?? TokenError(.malformed, "no token"),
                                          claims: .none, at: at, signatureVerified: false, profile: nil))
         }
         let nonce = record.nonce ?? options.defaultNonce
-        let entry = MultiProfileVerifier.BatchEntry(token: token, at: at, nonce: nonce.map { Nonce($0) })
-        guard cache.isEnabled else { return .verify(entry, hash: 0, claimed: false) }
+        guard cache.isEnabled else { return .verify(at: at, nonce: nonce.map { Nonce($0) }, hash: 0, claimed: false) }
         let hash = cache.hash(token: token, nonce: nonce)
         switch cache.lookupOrClaim(hash, token: token, nonce: nonce, at: at, waits: !defersBusy) {
         case .hit(let verdict):
             counts.cacheHits += 1
             return .answered(AuditResult(line: record.line, id: record.id, at: at, verdict: verdict))
         case .judge(let claimed):
-            return .verify(entry, hash: hash, claimed: claimed)
+            return .verify(at: at, nonce: nonce.map { Nonce($0) }, hash: hash, claimed: claimed)
         case .busy:
             return .later
         }
@@ -520,9 +534,9 @@ package final class AuditEngine: @unchecked Sendable {
                           findReplays: Bool, interners: ClaimInterners, counts: inout Processed) -> AuditResult {
         counts.verifications += 1
         let at = record.at ?? options.defaultTime
-        let token = record.token!
+        let token = record.tokenBytes!
         let claims = ReportedClaims(outcome, interning: interners)
-        let replayEntry = findReplays ? outcome.replayEntry(of: token) : nil
+        let replayEntry = findReplays ? outcome.replayEntry(ofBytes: token) : nil
         let verdict = VerdictCache.Verdict(error: outcome.error, claims: claims, signatureVerified: outcome.signatureVerified,
                                            profile: outcome.profile, replayEntry: replayEntry)
         if cache.isEnabled {
@@ -541,8 +555,10 @@ package final class AuditEngine: @unchecked Sendable {
         switch lookup(record, cache: cache, defersBusy: false, counts: &counts) {
         case .answered(let result): return result
         case .later: preconditionFailure("a lookup that waits never answers later")
-        case .verify(let entry, let hash, let claimed):
-            let outcome = verifier.evaluate(entry.token, at: entry.at, nonce: entry.nonce)
+        case .verify(let at, let nonce, let hash, let claimed):
+            let outcome = record.tokenBytes!.withUnsafeBytes { token in
+                verifier.step(TokenBytes(token), now: at, nonce: nonce, profile: nil, reportsRefusals: true).now()
+            }
             return conclude(record, outcome, hash: hash, claimed: claimed, cache: cache, findReplays: findReplays,
                             interners: interners, counts: &counts)
         }

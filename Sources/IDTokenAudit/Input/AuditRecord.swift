@@ -19,8 +19,11 @@ package struct AuditRecord: Sendable {
     package let form: Form
     /// The record's `id`, when the line gave one.
     package let id: RecordID?
-    /// The token, when one was found.
-    package let token: String?
+    /// The token's bytes, when one was found: a slice of the line it was read from (no copy), or the text the
+    /// strict JSON reader unescaped. The audit verifies them as they are (``TokenBytes``), without a `String`.
+    package let tokenBytes: ArraySlice<UInt8>?
+    /// The token, when one was found (made from ``tokenBytes``).
+    package var token: String? { tokenBytes.map { String(decoding: $0, as: UTF8.self) } }
     /// The time to judge the token at (Unix seconds), when the line gave one.
     package let at: Double?
     /// The raw nonce the backend kept for this sign-in, when the line gave one.
@@ -30,10 +33,17 @@ package struct AuditRecord: Sendable {
 
     package init(line: Int, form: Form, id: RecordID? = nil, token: String? = nil, at: Double? = nil,
                 nonce: String? = nil, problem: TokenError? = nil) {
+        self.init(line: line, form: form, id: id, tokenBytes: token.map { Array($0.utf8)[...] }, at: at, nonce: nonce,
+                  problem: problem)
+    }
+
+    /// A record whose token is `tokenBytes` (a slice of its line).
+    package init(line: Int, form: Form, id: RecordID? = nil, tokenBytes: ArraySlice<UInt8>?, at: Double? = nil,
+                nonce: String? = nil, problem: TokenError? = nil) {
         self.line = line
         self.form = form
         self.id = id
-        self.token = token
+        self.tokenBytes = tokenBytes
         self.at = at
         self.nonce = nonce
         self.problem = problem

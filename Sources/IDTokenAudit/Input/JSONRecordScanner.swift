@@ -15,7 +15,8 @@ import JOSE
 enum JSONRecordScanner {
     struct Fields {
         var id: RecordID?
-        var token: String
+        /// Where the token's text lies in the scanned bytes.
+        var token: Range<Int>
         var at: Double?
         var nonce: String?
     }
@@ -26,7 +27,7 @@ enum JSONRecordScanner {
         guard let base = bytes.baseAddress else { return nil }
         let end = bytes.count
         var i = 1
-        var id: RecordID?, token: String?, at: Double?, nonce: String?
+        var id: RecordID?, token: Range<Int>?, at: Double?, nonce: String?
         var seen: UInt8 = 0
         @inline(__always) func skipSpaces() {
             while i < end, base[i] == 0x20 || base[i] == 0x09 { i += 1 }
@@ -50,7 +51,7 @@ enum JSONRecordScanner {
                 let text = UnsafeBufferPointer(start: base + i + 1, count: valueEnd - i - 1)
                 switch member {
                 case .id: id = .string(String(decoding: text, as: UTF8.self))
-                case .token: token = String(decoding: text, as: UTF8.self)
+                case .token: token = (i + 1)..<valueEnd
                 case .nonce: nonce = String(decoding: text, as: UTF8.self)
                 case .at:
                     guard let seconds = UnixTime.parse(bytes: text) else { return nil }

@@ -35,7 +35,8 @@ package struct RecordExtractor: Sendable {
         }
         if body.first == UInt8(ascii: "{") {
             if let fields = body.withUnsafeBufferPointer(JSONRecordScanner.scan) {
-                return AuditRecord(line: line.number, form: .json, id: fields.id, token: fields.token, at: fields.at,
+                let token = (body.startIndex + fields.token.lowerBound)..<(body.startIndex + fields.token.upperBound)
+                return AuditRecord(line: line.number, form: .json, id: fields.id, tokenBytes: body[token], at: fields.at,
                                    nonce: fields.nonce)
             }
             return json(Array(body), line: line.number)
@@ -43,15 +44,14 @@ package struct RecordExtractor: Sendable {
         let printableWord = RecordExtractor.isPrintableWord(body)
         if printableWord, RecordExtractor.startsWithJWS(body) || RecordExtractor.findToken(body) == nil {
             // One word is judged whole, so that a padded or damaged token is refused as the verifier would.
-            return AuditRecord(line: line.number, form: .bareToken, token: String(decoding: body, as: UTF8.self))
+            return AuditRecord(line: line.number, form: .bareToken, tokenBytes: body)
         }
         if let range = RecordExtractor.findToken(body) {
-            let token = String(decoding: body[range], as: UTF8.self)
             if range == body.startIndex..<body.endIndex {
-                return AuditRecord(line: line.number, form: .bareToken, token: token)
+                return AuditRecord(line: line.number, form: .bareToken, tokenBytes: body)
             }
             let at = RecordExtractor.leadingTime(body, before: range.lowerBound)
-            return AuditRecord(line: line.number, form: .text, token: token, at: at)
+            return AuditRecord(line: line.number, form: .text, tokenBytes: body[range], at: at)
         }
         let binary = body.contains(where: { ($0 < 0x20 && $0 != 0x09) || $0 == 0x7F }) || !RecordExtractor.isUTF8(body)
         return AuditRecord(line: line.number, form: .unreadable,

@@ -25,7 +25,7 @@ extension VerdictCache {
     ///
     /// With `waits: false` it answers ``Lookup/busy`` instead of waiting: a worker that holds claims of its own
     /// while it gathers a batch must not wait on another that may be waiting on it.
-    func lookupOrClaim(_ hash: UInt64, token: String, nonce: String?, at: Double, waits: Bool = true) -> Lookup {
+    func lookupOrClaim(_ hash: UInt64, token: some Collection<UInt8>, nonce: String?, at: Double, waits: Bool = true) -> Lookup {
         guard isEnabled else { return .judge(claimed: false) }
         let mark = hash | 1
         let shard = shard(hash)

@@ -74,8 +74,8 @@ final class VerdictCache: @unchecked Sendable {
         /// The verdict held for the token at `at`: the current generation's, else the previous one's. Call with
         /// `lock` held.
         func verdict(_ mark: UInt64, _ token: UnsafeRawBufferPointer, _ nonce: UnsafeRawBufferPointer?, at: Double) -> Verdict? {
-            if let index = current.find(mark, token, nonce) { return current.pair(at: index).verdict(at: at) }
-            if let index = previous.find(mark, token, nonce) { return previous.pair(at: index).verdict(at: at) }
+            if let index = current.find(mark, token, nonce) { return current.verdict(at: index, for: at) }
+            if let index = previous.find(mark, token, nonce) { return previous.verdict(at: index, for: at) }
             return nil
         }
 
@@ -111,7 +111,7 @@ final class VerdictCache: @unchecked Sendable {
     /// The slot hash of a token and nonce: IDTokenKit's ``TokenHash`` of the token under this cache's random seed,
     /// then of the nonce under a seed drawn from that (a record without a nonce and one with an empty nonce hash
     /// apart). It only spreads tokens over slots and shards; identity is decided by comparing the text.
-    func hash(token: String, nonce: String?) -> UInt64 {
+    func hash(token: some Collection<UInt8>, nonce: String?) -> UInt64 {
         VerdictCache.withBytes(token, nonce) { token, nonce in
             let h = TokenHash(seed: seeds.0)(token)
             guard let nonce else { return h }
@@ -124,7 +124,7 @@ final class VerdictCache: @unchecked Sendable {
     }
 
     /// The verdict for `token` (with `nonce`) at `at`, if held; `hash` is ``hash(token:nonce:)`` of them.
-    func lookup(_ hash: UInt64, token: String, nonce: String?, at: Double) -> Verdict? {
+    func lookup(_ hash: UInt64, token: some Collection<UInt8>, nonce: String?, at: Double) -> Verdict? {
         guard isEnabled else { return nil }
         let mark = hash | 1
         let shard = shard(hash)
@@ -139,7 +139,7 @@ final class VerdictCache: @unchecked Sendable {
     /// before it: a log presents a token over a short span, so the last two intervals are the ones most likely
     /// asked for next. A token whose text alone is over a generation's byte budget is not remembered. With
     /// `releasing`, ends the claim ``lookupOrClaim(_:token:nonce:at:waits:)`` gave and wakes the workers waiting on it.
-    func insert(_ hash: UInt64, token: String, nonce: String?, entry: Entry, releasing: Bool = false) {
+    func insert(_ hash: UInt64, token: some Collection<UInt8>, nonce: String?, entry: Entry, releasing: Bool = false) {
         guard isEnabled else { return }
         let mark = hash | 1
         let shard = shard(hash)
@@ -156,7 +156,7 @@ final class VerdictCache: @unchecked Sendable {
             let bytes = token.count + (nonce?.count ?? 0)
             guard bytes <= perShardBytes else { return }
             if let index = shard.current.find(mark, token, nonce) {
-                shard.current.replacePair(at: index, with: Pair(latest: entry, earlier: shard.current.pair(at: index).latest))
+                shard.current.push(entry, at: index)
                 return
             }
             if shard.current.count >= perShard || shard.current.textBytes + bytes > perShardBytes {
@@ -165,19 +165,22 @@ final class VerdictCache: @unchecked Sendable {
                 // The generation before filled up, so this one most likely will too: its full table at once.
                 shard.current = Generation(roomFor: perShard)
             }
-            let earlier = shard.previous.find(mark, token, nonce).map { shard.previous.pair(at: $0).latest }
+            let earlier = shard.previous.find(mark, token, nonce).map { shard.previous.latest(at: $0) }
             shard.current.add(mark, token, nonce, Pair(latest: entry, earlier: earlier))
         }
         // The dropped generation's pages and verdicts are released here, outside the lock.
         withExtendedLifetime(dropped) {}
     }
 
-    /// Calls `body` with the UTF-8 bytes of `token` and of `nonce`, in place for native strings.
-    static func withBytes<R>(_ token: String, _ nonce: String?,
-                                     _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer?) -> R) -> R {
-        token.withBorrowedUTF8 { tokenBytes in
-            guard let nonce else { return body(UnsafeRawBufferPointer(tokenBytes), nil) }
-            return nonce.withBorrowedUTF8 { body(UnsafeRawBufferPointer(tokenBytes), UnsafeRawBufferPointer($0)) }
+    /// Calls `body` with the bytes of `token` (a slice of the record's line, or a string's UTF-8) and the UTF-8 bytes
+    /// of `nonce`, in place when they are contiguous.
+    static func withBytes<Token: Collection<UInt8>, R>(_ token: Token, _ nonce: String?,
+                                                       _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer?) -> R) -> R {
+        func with(_ tokenBytes: UnsafeRawBufferPointer) -> R {
+            guard let nonce else { return body(tokenBytes, nil) }
+            return nonce.withBorrowedUTF8 { body(tokenBytes, UnsafeRawBufferPointer($0)) }
         }
+        if let result = token.withContiguousStorageIfAvailable({ with(UnsafeRawBufferPointer($0)) }) { return result }
+        return Array(token).withUnsafeBytes(with)
     }
 }

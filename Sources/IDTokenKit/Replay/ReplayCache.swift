@@ -24,9 +24,15 @@ public struct ReplayEntry: Sendable, Hashable {
     /// audit: the issuer and the SHA-256 of `signingInput` (the token's `header.payload` as received), kept until
     /// `exp` + `leeway` (rounded up to a whole second, the time the token stops being accepted).
     public init(signingInput: Substring, issuer: String, exp: Double, leeway: Double) {
+        self.init(signingInputBytes: signingInput.utf8, issuer: issuer, exp: exp, leeway: leeway)
+    }
+
+    /// ``init(signingInput:issuer:exp:leeway:)`` from the signed bytes themselves, wherever the caller holds them
+    /// (the audit: a slice of its input).
+    package init<Bytes: Collection<UInt8>>(signingInputBytes: Bytes, issuer: String, exp: Double, leeway: Double) {
         var window = TimeWindow(leeway: leeway)
         window.set(.exp, exp)
-        self.init(issuer: issuer, tokenDigest: SHA256.hash(signingInput.utf8),
+        self.init(issuer: issuer, tokenDigest: SHA256.hash(signingInputBytes),
                   expiresAt: Int64(window.expiresAt.rounded(.up)))
     }
 }

@@ -258,19 +258,30 @@ public struct MultiProfileVerifier: Sendable {
     /// refused before their signature first, the others as their lanes complete), so that a caller that keeps its
     /// own per-token state (the audit) copies no array of outcomes.
     package func evaluate(batch entries: [BatchEntry], signatures: SignatureBatch, _ body: (Int, consuming ProfileVerification) -> Void) {
-        var pending: [(index: Int, token: PendingToken)] = []
-        pending.reserveCapacity(entries.count)
-        // Entries and pending tokens are read in place, through their buffers: a copy of either retains and
-        // releases each of its references.
+        // Entries are read in place, through their buffer: a copy of one retains and releases each of its references.
         entries.withUnsafeBufferPointer { entries in
-            for index in entries.indices {
-                switch prepare(entries[index].token, now: entries[index].at, nonce: entries[index].nonce,
-                               profile: entries[index].profile, reportsRefusals: true) {
-                case .decided(.done(let outcome)), .decided(.waiting(let outcome, _)): body(index, outcome)
-                case .signature(let token): pending.append((index, token))
-                }
+            evaluate(count: entries.count, signatures: signatures, prepared: { index in
+                prepare(entries[index].token, now: entries[index].at, nonce: entries[index].nonce,
+                        profile: entries[index].profile, reportsRefusals: true)
+            }, body)
+        }
+    }
+
+    /// ``evaluate(batch:)`` over `count` tokens that the caller holds in its own columns (the audit's workers: token
+    /// bytes in one arena, ``TokenBytes``), each taken up to its signature by `prepared` (a call of
+    /// ``prepare(_:now:nonce:profile:reportsRefusals:)`` with `reportsRefusals`), its outcome handed to `body` with
+    /// its index.
+    package func evaluate(count: Int, signatures: SignatureBatch, prepared: (Int) -> Prepared,
+                          _ body: (Int, consuming ProfileVerification) -> Void) {
+        var pending: [(index: Int, token: PendingToken)] = []
+        pending.reserveCapacity(count)
+        for index in 0..<count {
+            switch prepared(index) {
+            case .decided(.done(let outcome)), .decided(.waiting(let outcome, _)): body(index, outcome)
+            case .signature(let token): pending.append((index, token))
             }
         }
+        // Pending tokens are read in place, through their buffer.
         pending.withUnsafeBufferPointer { pending in
             signatures.verify(count: pending.count, entry: { (pending[$0].token.jws, pending[$0].token.key) }) { k, valid in
                 // Switched on in place: `now()` would copy the outcome out of the step.
@@ -287,8 +298,8 @@ public struct MultiProfileVerifier: Sendable {
     /// A token's way up to where it must wait: for services that answer at once what needs no waiting (a cached key,
     /// no asynchronous store to ask) and wait only for the rest.
     /// - Parameter reportsRefusals: read the payload of a token refused before its signature, for reports.
-    package func step(_ token: String, now: Double, nonce given: Nonce?, profile name: String?,
-                      reportsRefusals: Bool) -> Step {
+    package func step<Token: TokenText>(_ token: Token, now: Double, nonce given: Nonce?, profile name: String?,
+                                        reportsRefusals: Bool) -> Step {
         switch prepare(token, now: now, nonce: given, profile: name, reportsRefusals: reportsRefusals) {
         case .decided(let step): return step
         case .signature(let pending): return pending.finish(signatureValid: pending.jws.verifySignature(with: pending.key))
@@ -317,8 +328,9 @@ public struct MultiProfileVerifier: Sendable {
     /// A token's way up to its signature: the profile (named, or routed by issuer), the profile's verified-token
     /// cache, the split, the key set and the key. Every door's way, whether the signatures are then checked one at
     /// a time (``step(_:now:nonce:profile:reportsRefusals:)``) or together (``evaluate(batch:)``).
-    package func prepare(_ token: String, now: Double, nonce given: Nonce?, profile name: String?,
-                         reportsRefusals: Bool) -> Prepared {
+    /// - Parameter token: its text, or bytes the caller lends for the call (``TokenText``).
+    package func prepare<Token: TokenText>(_ token: Token, now: Double, nonce given: Nonce?, profile name: String?,
+                                           reportsRefusals: Bool) -> Prepared {
         let chosen: Int?
         if let name {
             guard let index = byName[name] else {
@@ -336,7 +348,7 @@ public struct MultiProfileVerifier: Sendable {
             let route = routes[chosen]
             if let hit = route.cachedToken(token, now: now, nonce: nonce) { return .decided(.done(route.accepted(hit))) }
             let jws: CompactJWS
-            do { jws = try CompactJWS(token, limits: route.limits) } catch {
+            do { jws = try token.split(limits: route.limits) } catch {
                 return .decided(.done(unsplit(error, token, limits: route.limits, leeway: route.leeway, profile: route.name)))
             }
             return route.prepare(jws, now: now, nonce: nonce, claims: nil, reportsRefusals: reportsRefusals)
@@ -347,7 +359,7 @@ public struct MultiProfileVerifier: Sendable {
         let jws: CompactJWS
         let claims: JSONObject
         do throws(TokenError) {
-            jws = try CompactJWS(token, limits: routingLimits)
+            jws = try token.split(limits: routingLimits)
             claims = try jws.claims(maxDepth: routingLimits.maxDepth)
         } catch {
             return .decided(.done(unsplit(error, token, limits: routingLimits, leeway: 0, profile: nil)))
@@ -363,7 +375,7 @@ public struct MultiProfileVerifier: Sendable {
         guard route.limits == routingLimits else {
             // A profile with tighter limits than another's splits the token under its own.
             let own: CompactJWS
-            do { own = try CompactJWS(token, limits: route.limits) } catch {
+            do { own = try token.split(limits: route.limits) } catch {
                 return .decided(.done(ProfileVerification(error: error, signatureVerified: false, splitHeader: jws.header, claims: claims,
                                                  leeway: route.leeway, profile: route.name, payloadRange: jws.payloadRange)))
             }
@@ -373,8 +385,8 @@ public struct MultiProfileVerifier: Sendable {
     }
 
     /// A token that could not be split: its header and payload as far as they read, for the report.
-    private func unsplit(_ error: TokenError, _ token: String, limits: JWSLimits, leeway: Double, profile: String?) -> ProfileVerification {
-        let peek = UnverifiedPeek.parts(token, maxBytes: limits.maxTokenBytes)
+    private func unsplit<Token: TokenText>(_ error: TokenError, _ token: Token, limits: JWSLimits, leeway: Double, profile: String?) -> ProfileVerification {
+        let peek = UnverifiedPeek.parts(token.text, maxBytes: limits.maxTokenBytes)
         return ProfileVerification(error: error, signatureVerified: false, header: peek.header, claims: peek.claims,
                                    leeway: leeway, profile: profile)
     }
@@ -416,10 +428,11 @@ public struct MultiProfileVerifier: Sendable {
         }
 
         @inline(__always)
-        func cachedToken(_ token: String, now: Double, nonce: Nonce?) -> VerifiedToken? {
-            // Nothing is loaded for a verifier without a cache (the audit's: it keeps verdicts itself).
+        func cachedToken<Token: TokenText>(_ token: Token, now: Double, nonce: Nonce?) -> VerifiedToken? {
+            // Nothing is loaded for a verifier without a cache (the audit's: it keeps verdicts itself), and a token
+            // lent as bytes gets its text only for a cache.
             guard cache != nil else { return nil }
-            return IDTokenVerifier.cachedToken(token, in: cache, keys: nil, keySource: keySource, now: now, nonce: nonce?.resolved(nonceMode))
+            return IDTokenVerifier.cachedToken(token.text, in: cache, keys: nil, keySource: keySource, now: now, nonce: nonce?.resolved(nonceMode))
         }
 
         func accepted(_ verified: VerifiedToken) -> ProfileVerification {

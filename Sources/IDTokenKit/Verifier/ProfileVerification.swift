@@ -77,6 +77,14 @@ public struct ProfileVerification: Sendable {
     /// `kid`, or a `kid` that is not a string.
     package func withKid<R>(_ body: (UnsafeBufferPointer<UInt8>?) -> R) -> R {
         if let splitHeader { return splitHeader.withKid(body) }
+        return withObjectKid(body)
+    }
+
+    /// ``withKid(_:)`` for a header read as an object (a token that could not be split). A function of its own: the
+    /// `R?` it needs is a generic type whose metadata is looked up at run time, which a split token's way would
+    /// otherwise pay for on every call.
+    @inline(never)
+    private func withObjectKid<R>(_ body: (UnsafeBufferPointer<UInt8>?) -> R) -> R {
         if let headerObject, let result = headerObject.withString(ClaimKey.kid, { body($0) }) { return result }
         return body(nil)
     }
@@ -98,10 +106,13 @@ public struct ProfileVerification: Sendable {
     /// The replay key (DESIGN §6, ``ReplayEntry/init(signingInput:issuer:exp:leeway:)``) of the accepted `token`
     /// this outcome is for; nil when it was refused.
     public func replayEntry(of token: String) -> ReplayEntry? {
+        replayEntry(ofBytes: token.utf8)
+    }
+
+    /// ``replayEntry(of:)`` for the token's bytes, wherever the caller holds them.
+    package func replayEntry<Bytes: Collection<UInt8>>(ofBytes token: Bytes) -> ReplayEntry? {
         guard let verifiedToken, let payloadRange else { return nil }
-        let utf8 = token.utf8
-        let end = utf8.index(utf8.startIndex, offsetBy: payloadRange.upperBound)
-        return ReplayEntry(signingInput: token[..<end], issuer: verifiedToken.issuer,
+        return ReplayEntry(signingInputBytes: token.prefix(payloadRange.upperBound), issuer: verifiedToken.issuer,
                            exp: window?.exp ?? verifiedToken.claims.expiresAt ?? 0, leeway: leeway)
     }
 

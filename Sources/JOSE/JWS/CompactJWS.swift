@@ -13,10 +13,11 @@ import Darwin
 /// `header.payload`, never a re-encoding.
 ///
 /// The three segments are decoded into one allocation, and the header is read with a member table on the
-/// stack: splitting a token allocates once.
+/// stack: splitting a token allocates once. A token split from bytes (``init(bytes:limits:)``, for batch work that
+/// holds its input as bytes) keeps its text in that allocation too, after the signature.
 public struct CompactJWS: Sendable {
-    /// The token as received.
-    public let token: String
+    /// The token as given to ``init(_:limits:)``; nil for a token split from bytes, whose text is in the storage.
+    @usableFromInline let text: String?
     /// The protected header, read and checked.
     public let header: JOSEHeader
     /// Where the decoded payload and signature lie in `header.storage` (the header's bytes come first).
@@ -24,6 +25,27 @@ public struct CompactJWS: Sendable {
     @usableFromInline let signatureCount: Int32
     @usableFromInline let firstDot: Int
     @usableFromInline let secondDot: Int
+    /// The token's length in bytes.
+    @usableFromInline let tokenCount: Int
+
+    /// The token as received.
+    public var token: String {
+        if let text { return text }
+        return String(decoding: UnsafeRawBufferPointer(start: storedText, count: tokenCount), as: UTF8.self)
+    }
+
+    /// Where a token split from bytes keeps its text: after the decoded segments.
+    @inlinable
+    var storedText: UnsafePointer<UInt8> {
+        UnsafePointer(header.storage.bytes + Int(header.count) + Int(payloadCount) + Int(signatureCount))
+    }
+
+    /// Calls `body` with the token's bytes, read where they are (the given string's, or the storage's).
+    @inlinable
+    package func withTokenBytes<R>(_ body: (UnsafeRawBufferPointer) -> R) -> R {
+        if let text { return text.withBorrowedUTF8 { body(UnsafeRawBufferPointer($0)) } }
+        return body(UnsafeRawBufferPointer(start: storedText, count: tokenCount))
+    }
 
     /// The decoded payload bytes (not yet parsed as JSON: that happens after the signature, see ``claims(maxDepth:)``).
     public var payload: [UInt8] {
@@ -41,7 +63,25 @@ public struct CompactJWS: Sendable {
             do throws(TokenError) { return .success(try CompactJWS.split(bytes, limits: limits)) } catch { return .failure(error) }
         }
         let split = try token.withBorrowedUTF8(split).get()
-        self.token = token
+        self.text = token
+        self.tokenCount = utf8Count
+        self.header = split.header
+        self.payloadCount = split.payloadCount
+        self.signatureCount = split.signatureCount
+        self.firstDot = split.firstDot
+        self.secondDot = split.secondDot
+    }
+
+    /// Splits and checks the token `bytes`, as ``init(_:limits:)`` does its text, keeping a copy of them: for batch
+    /// work whose tokens are bytes of its input, which then need no `String` each (``token`` makes one when asked).
+    package init(bytes: UnsafeRawBufferPointer, limits: JWSLimits = .default) throws(TokenError) {
+        let count = bytes.count
+        guard count <= limits.maxTokenBytes else {
+            throw TokenError(.tokenTooLarge, "the token is \(count) bytes; the limit is \(limits.maxTokenBytes)")
+        }
+        let split = try CompactJWS.split(bytes.assumingMemoryBound(to: UInt8.self), limits: limits, keepingText: true)
+        self.text = nil
+        self.tokenCount = bytes.count
         self.header = split.header
         self.payloadCount = split.payloadCount
         self.signatureCount = split.signatureCount
@@ -62,8 +102,9 @@ public struct CompactJWS: Sendable {
     @usableFromInline static let kidKey = JSONKey("kid")
     @usableFromInline static let critKey = JSONKey("crit")
 
+    /// - Parameter keepingText: copy `bytes` into the storage, after the signature (``init(bytes:limits:)``).
     @usableFromInline
-    static func split(_ bytes: UnsafeBufferPointer<UInt8>, limits: JWSLimits) throws(TokenError) -> Parts {
+    static func split(_ bytes: UnsafeBufferPointer<UInt8>, limits: JWSLimits, keepingText: Bool = false) throws(TokenError) -> Parts {
         // memchr finds the dots several bytes per instruction; a token is mostly payload.
         let base = bytes.baseAddress ?? UnsafePointer(bitPattern: 1)!
         let count = bytes.count
@@ -91,9 +132,10 @@ public struct CompactJWS: Sendable {
         }
         let signatureStart = (headerCount ?? 0) + (payloadCount ?? 0)
         // Room for the claims' member table comes with it (see ``claims(maxDepth:)``).
-        let storage = JSONDocument.storage(byteCount: signatureStart + signatureCount,
+        let storage = JSONDocument.storage(byteCount: signatureStart + signatureCount + (keepingText ? count : 0),
                                            memberCapacity: JSONReader.stackTableCapacity, base: headerCount ?? 0)
         let out = storage.bytes
+        if keepingText, count > 0 { (out + signatureStart + signatureCount).initialize(from: base, count: count) }
         guard Base64URL.decode(signatureSpan, into: UnsafeMutableBufferPointer(start: out + signatureStart, count: signatureCount)) != nil else {
             throw TokenError.malformed("the signature segment is not canonical base64url")
         }
@@ -182,7 +224,7 @@ public struct CompactJWS: Sendable {
         // `self` holds the storage for the whole call, so the pointer into it stays valid without a retain.
         let signature = UnsafeRawBufferPointer(start: header.storage.bytes + Int(header.count) + Int(payloadCount),
                                                count: Int(signatureCount))
-        return token.withBorrowedUTF8 { bytes in
+        return withTokenBytes { bytes in
             key.verify(signature: signature, message: UnsafeRawBufferPointer(start: bytes.baseAddress, count: secondDot))
         }
     }

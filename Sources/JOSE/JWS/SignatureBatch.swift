@@ -89,7 +89,7 @@ package final class SignatureBatch {
                 verdict(i, jws.verifySignature(with: key))
                 continue
             }
-            jws.token.withBorrowedUTF8 { bytes in
+            jws.withTokenBytes { bytes in
                 key.hash(UnsafeRawBufferPointer(start: bytes.baseAddress, count: jws.secondDot),
                          into: UnsafeMutableBufferPointer(start: digests + lane * 32, count: 32))
             }

@@ -19,7 +19,8 @@ import FuzzDriver
 // a verifier with a verified-token cache gives the same verdict as one without, at the vectors' time (twice, so
 // that the second can be a cache hit) and a day later; the batch path (``MultiProfileVerifier/evaluate(batch:)``,
 // the kernel's lanes computed in portable C, every lane through the kernel) gives the single path's verdict, the
-// token alone and between two vector tokens of the profile; and every rejection comes with a message.
+// token alone and between two vector tokens of the profile, and so does the token lent as bytes (the audit's way);
+// and every rejection comes with a message.
 
 struct Setup {
     let profile: Profile
@@ -123,6 +124,16 @@ func checkBatch(_ token: String, _ setup: Setup, expected: TokenError.Code?) {
         if outcome.error?.code != expected {
             Fuzz.fail("\(setup.profile.provider): the batch says \(outcome.error?.code.rawValue ?? "valid"), the single path \(expected?.rawValue ?? "valid"): \(token)")
         }
+    }
+    // The token lent as bytes, as the audit's workers lend it (TokenBytes): the same verdict.
+    var lent: ProfileVerification?
+    Array(token.utf8).withUnsafeBytes { bytes in
+        setup.multi.evaluate(count: 1, signatures: batchSignatures, prepared: { _ in
+            setup.multi.prepare(TokenBytes(bytes), now: setup.now, nonce: nil, profile: nil, reportsRefusals: true)
+        }) { _, outcome in lent = outcome }
+    }
+    if lent?.error?.code != expected {
+        Fuzz.fail("\(setup.profile.provider): the token as bytes says \(lent?.error?.code.rawValue ?? "valid"), as text \(expected?.rawValue ?? "valid"): \(token)")
     }
 }
 
