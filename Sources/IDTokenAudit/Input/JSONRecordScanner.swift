@@ -102,33 +102,12 @@ enum JSONRecordScanner {
     /// printable ASCII other than `\` (0x20–0x7E): such a string is valid JSON and reads as its bytes. nil when
     /// another byte comes first (an escape, a control character, UTF-8, DEL) or the line ends.
     ///
-    /// `ByteSearch` (memchr) finds the quote, and a backslash before it; the bytes before it are then checked
-    /// sixteen at a time without a branch a step (the token is most of the line).
+    /// One pass, sixteen bytes a vector compare (``ByteSearch/plainStringRunEnd(in:from:to:)``): the token is
+    /// most of the line.
     static func plainStringEnd(_ base: UnsafePointer<UInt8>, from start: Int, end: Int) -> Int? {
-        guard let close = ByteSearch.firstIndex(of: 0x22, in: base, from: start, to: end) else { return nil }
-        guard ByteSearch.firstIndex(of: 0x5C, in: base, from: start, to: close) == nil else { return nil }
-        let raw = UnsafeRawPointer(base)
-        // Sixteen bytes a step, in vector registers. For bytes under 0x80 no addition carries into the next
-        // byte: b + 1 has its top bit set when b ≥ 0x7F, b + 0x60 when b ≥ 0x20. A byte of 0x80 or more sets a
-        // top bit in `over` by itself.
-        var over = SIMD16<UInt8>(repeating: 0), atLeastSpace = SIMD16<UInt8>(repeating: 0x80)
-        let one = SIMD16<UInt8>(repeating: 1), toSpace = SIMD16<UInt8>(repeating: 0x60)
-        var i = start
-        while i + 16 <= close {
-            let bytes = raw.loadUnaligned(fromByteOffset: i, as: SIMD16<UInt8>.self)
-            over |= bytes | (bytes &+ one)
-            atLeastSpace &= bytes &+ toSpace
-            i += 16
-        }
-        let highs: UInt64 = 0x8080_8080_8080_8080
-        let (over0, over1) = unsafeBitCast(over, to: (UInt64, UInt64).self)
-        let (space0, space1) = unsafeBitCast(atLeastSpace, to: (UInt64, UInt64).self)
-        guard (over0 | over1) & highs == 0, space0 & space1 & highs == highs else { return nil }
-        while i < close {
-            guard base[i] >= 0x20, base[i] < 0x7F else { return nil }
-            i += 1
-        }
-        return close
+        let stop = ByteSearch.plainStringRunEnd(in: base, from: start, to: end)
+        guard stop < end, base[stop] == 0x22 else { return nil }
+        return stop
     }
 
     /// A JSON integer of at most 15 digits (`-`, then `0` or a digit 1–9 and more digits) starting at `i`, read

@@ -273,12 +273,12 @@ public struct MultiProfileVerifier: Sendable {
     /// its index.
     package func evaluate(count: Int, signatures: SignatureBatch, prepared: (Int) -> Prepared,
                           _ body: (Int, consuming ProfileVerification) -> Void) {
-        var pending: [(index: Int, token: PendingToken)] = []
+        var pending: [Waiting] = []
         pending.reserveCapacity(count)
         for index in 0..<count {
             switch prepared(index) {
             case .decided(.done(let outcome)), .decided(.waiting(let outcome, _)): body(index, outcome)
-            case .signature(let token): pending.append((index, token))
+            case .signature(let token): pending.append(Waiting(index: index, token: token))
             }
         }
         // Pending tokens are read in place, through their buffer.
@@ -290,6 +290,13 @@ public struct MultiProfileVerifier: Sendable {
                 }
             }
         }
+    }
+
+    /// A token of a batch waiting for its signature, and its index. A struct, not a tuple: an array of tuples
+    /// copies and destroys its elements through the tuple's run-time metadata.
+    private struct Waiting {
+        let index: Int
+        let token: PendingToken
     }
 
     /// How far a token got without waiting.

@@ -66,6 +66,24 @@ public enum ByteSearch {
         return bytes.count
     }
 
+    /// The index of the first byte of `base[start..<end]` that is not printable ASCII (0x20–0x7E) or is `"` or `\`,
+    /// or `end`: where a JSON string whose bytes are its text ends (at a `"`) or stops being that simple. Sixteen
+    /// bytes a vector compare (`idtk_first_not_plain16`), the last fifteen one at a time.
+    package static func plainStringRunEnd(in base: UnsafePointer<UInt8>, from start: Int, to end: Int) -> Int {
+        var index = start
+        while index + 16 <= end {
+            let offset = Int(idtk_first_not_plain16(base + index))
+            if offset < 16 { return index + offset }
+            index += 16
+        }
+        while index < end {
+            let byte = base[index]
+            guard byte >= 0x20, byte < 0x7F, byte != 0x22, byte != 0x5C else { return index }
+            index += 1
+        }
+        return end
+    }
+
     /// The index of the first byte of `base[start..<end]` that is not base64url (`A–Z a–z 0–9 - _`), or `end`:
     /// sixteen bytes a vector compare (`idtk_first_non_base64url16`), the last fifteen one at a time.
     package static func base64URLRunEnd(in base: UnsafePointer<UInt8>, from start: Int, to end: Int) -> Int {
