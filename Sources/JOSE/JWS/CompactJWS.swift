@@ -13,7 +13,7 @@ import Darwin
 /// `header.payload`, never a re-encoding.
 ///
 /// The three segments are decoded into one allocation, and the header is read with a member table on the
-/// stack: splitting a token allocates once. A token split from bytes (``init(bytes:limits:)``, for batch work that
+/// stack: splitting a token allocates once. A token split from bytes (`init(bytes:limits:)`, for batch work that
 /// holds its input as bytes) keeps its text in that allocation too, after the signature.
 public struct CompactJWS: Sendable {
     /// The token as given to ``init(_:limits:)``; nil for a token split from bytes, whose text is in the storage.
@@ -56,15 +56,25 @@ public struct CompactJWS: Sendable {
     /// `algorithm_not_allowed`, `unsupported_header` or `unknown_key`.
     public init(_ token: String, limits: JWSLimits = .default) throws(TokenError) {
         let utf8Count = token.utf8.count
-        guard utf8Count <= limits.maxTokenBytes else {
-            throw TokenError(.tokenTooLarge, "the token is \(utf8Count) bytes; the limit is \(limits.maxTokenBytes)")
-        }
+        try CompactJWS.checkSize(utf8Count, limits: limits)
         func split(_ bytes: UnsafeBufferPointer<UInt8>) -> Result<Parts, TokenError> {
             do throws(TokenError) { return .success(try CompactJWS.split(bytes, limits: limits)) } catch { return .failure(error) }
         }
-        let split = try token.withBorrowedUTF8(split).get()
-        self.text = token
-        self.tokenCount = utf8Count
+        self.init(try token.withBorrowedUTF8(split).get(), text: token, tokenCount: utf8Count)
+    }
+
+    /// Splits and checks the token `bytes`, as ``init(_:limits:)`` does its text, keeping a copy of them: for batch
+    /// work whose tokens are bytes of its input, which then need no `String` each (``token`` makes one when asked).
+    package init(bytes: UnsafeRawBufferPointer, limits: JWSLimits = .default) throws(TokenError) {
+        try CompactJWS.checkSize(bytes.count, limits: limits)
+        self.init(try CompactJWS.split(bytes.assumingMemoryBound(to: UInt8.self), limits: limits, keepingText: true),
+                  text: nil, tokenCount: bytes.count)
+    }
+
+    /// A split token from its parts.
+    private init(_ split: Parts, text: String?, tokenCount: Int) {
+        self.text = text
+        self.tokenCount = tokenCount
         self.header = split.header
         self.payloadCount = split.payloadCount
         self.signatureCount = split.signatureCount
@@ -72,21 +82,11 @@ public struct CompactJWS: Sendable {
         self.secondDot = split.secondDot
     }
 
-    /// Splits and checks the token `bytes`, as ``init(_:limits:)`` does its text, keeping a copy of them: for batch
-    /// work whose tokens are bytes of its input, which then need no `String` each (``token`` makes one when asked).
-    package init(bytes: UnsafeRawBufferPointer, limits: JWSLimits = .default) throws(TokenError) {
-        let count = bytes.count
+    /// The size cap, checked before anything is read.
+    private static func checkSize(_ count: Int, limits: JWSLimits) throws(TokenError) {
         guard count <= limits.maxTokenBytes else {
             throw TokenError(.tokenTooLarge, "the token is \(count) bytes; the limit is \(limits.maxTokenBytes)")
         }
-        let split = try CompactJWS.split(bytes.assumingMemoryBound(to: UInt8.self), limits: limits, keepingText: true)
-        self.text = nil
-        self.tokenCount = bytes.count
-        self.header = split.header
-        self.payloadCount = split.payloadCount
-        self.signatureCount = split.signatureCount
-        self.firstDot = split.firstDot
-        self.secondDot = split.secondDot
     }
 
     @usableFromInline
@@ -102,7 +102,7 @@ public struct CompactJWS: Sendable {
     @usableFromInline static let kidKey = JSONKey("kid")
     @usableFromInline static let critKey = JSONKey("crit")
 
-    /// - Parameter keepingText: copy `bytes` into the storage, after the signature (``init(bytes:limits:)``).
+    /// - Parameter keepingText: copy `bytes` into the storage, after the signature (`init(bytes:limits:)`).
     @usableFromInline
     static func split(_ bytes: UnsafeBufferPointer<UInt8>, limits: JWSLimits, keepingText: Bool = false) throws(TokenError) -> Parts {
         // memchr finds the dots several bytes per instruction; a token is mostly payload.

@@ -70,34 +70,33 @@ public enum ByteSearch {
     /// or `end`: where a JSON string whose bytes are its text ends (at a `"`) or stops being that simple. Sixteen
     /// bytes a vector compare (`idtk_first_not_plain16`), the last fifteen one at a time.
     package static func plainStringRunEnd(in base: UnsafePointer<UInt8>, from start: Int, to end: Int) -> Int {
-        var index = start
-        while index + 16 <= end {
-            let offset = Int(idtk_first_not_plain16(base + index))
-            if offset < 16 { return index + offset }
-            index += 16
+        runEnd(in: base, from: start, to: end, sixteen: { idtk_first_not_plain16($0) }) { byte in
+            byte >= 0x20 && byte < 0x7F && byte != 0x22 && byte != 0x5C
         }
-        while index < end {
-            let byte = base[index]
-            guard byte >= 0x20, byte < 0x7F, byte != 0x22, byte != 0x5C else { return index }
-            index += 1
-        }
-        return end
     }
 
     /// The index of the first byte of `base[start..<end]` that is not base64url (`A–Z a–z 0–9 - _`), or `end`:
     /// sixteen bytes a vector compare (`idtk_first_non_base64url16`), the last fifteen one at a time.
     package static func base64URLRunEnd(in base: UnsafePointer<UInt8>, from start: Int, to end: Int) -> Int {
+        runEnd(in: base, from: start, to: end, sixteen: { idtk_first_non_base64url16($0) }) { byte in
+            let folded = byte | 0x20
+            return (folded >= 0x61 && folded <= 0x7A) || (byte >= 0x30 && byte <= 0x39) || byte == 0x2D || byte == 0x5F
+        }
+    }
+
+    /// The index of the first byte of `base[start..<end]` that `belongs` refuses, or `end`: `sixteen` (a vector
+    /// scan's position of the first such byte of sixteen, 16 for none) while sixteen can be read, then `belongs`.
+    @inline(__always)
+    private static func runEnd(in base: UnsafePointer<UInt8>, from start: Int, to end: Int,
+                               sixteen: (UnsafePointer<UInt8>) -> UInt32, _ belongs: (UInt8) -> Bool) -> Int {
         var index = start
         while index + 16 <= end {
-            let offset = Int(idtk_first_non_base64url16(base + index))
+            let offset = Int(sixteen(base + index))
             if offset < 16 { return index + offset }
             index += 16
         }
         while index < end {
-            let byte = base[index], folded = byte | 0x20
-            guard (folded >= 0x61 && folded <= 0x7A) || (byte >= 0x30 && byte <= 0x39) || byte == 0x2D || byte == 0x5F else {
-                return index
-            }
+            guard belongs(base[index]) else { return index }
             index += 1
         }
         return end
