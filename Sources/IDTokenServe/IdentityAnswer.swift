@@ -20,10 +20,14 @@ final class IdentityAnswer: Sendable {
     let grpc: [UInt8]
     /// Which of ``ExternalAuthorization/identityHeaders`` the headers are, by index (the others are removed upstream).
     let grpcIdentities: UInt32
+    /// The token's `exp` (``VerifiedToken/expiresAt``), which every answer's `max-age` counts down to: read from the
+    /// claims once, not on every answer.
+    let expiresAt: Double
 
-    init(renderer: ObjectIdentifier, profile: String, headers: [(String, String)]) {
+    init(renderer: ObjectIdentifier, profile: String, headers: [(String, String)], expiresAt: Double) {
         self.renderer = renderer
         self.profile = profile
+        self.expiresAt = expiresAt
         let safe = headers.filter { IdentityHeaders.isSafe($0.1) }
         var http: [UInt8] = []
         http.reserveCapacity(safe.reduce(0) { $0 + $1.0.utf8.count + $1.1.utf8.count + 4 })

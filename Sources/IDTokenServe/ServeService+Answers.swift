@@ -35,30 +35,37 @@ extension ServeService {
         // its miss) is answered with the headers as they are, since nothing would use a layout again.
         var identity: IdentityAnswer?
         var headers: [(String, String)] = []
+        let expiresAt: Double
         if let kept = verified.memo?.value as? IdentityAnswer, kept.renderer == ObjectIdentifier(self), kept.profile == name {
             identity = kept
+            expiresAt = kept.expiresAt
         } else {
+            expiresAt = verified.expiresAt
             switch identityHeaders(verified, profile: name, payload: payload) {
             case .failure(let error): return refusal(error, profile: name)
             case .success(let rendered):
                 if let memo = verified.memo {
-                    identity = IdentityAnswer(renderer: ObjectIdentifier(self), profile: name, headers: rendered)
+                    identity = IdentityAnswer(renderer: ObjectIdentifier(self), profile: name, headers: rendered, expiresAt: expiresAt)
                     memo.keep(identity!)
                 } else {
                     headers = rendered
                 }
             }
         }
-        let cacheControl: String
-        if replayOrNonce || settings.maxCacheAgeSeconds == 0 {
-            cacheControl = "no-store"
-        } else {
-            let seconds = max(0, min(Int(verified.expiresAt - now), settings.maxCacheAgeSeconds))
-            cacheControl = "private, max-age=\(seconds)"
-        }
         // The identity headers rendered here are encoded by the rule, so the doors need not check them again.
         let safe = identity == nil ? headers.count : 0
-        headers.append(("Cache-Control", cacheControl))
+        if replayOrNonce || settings.maxCacheAgeSeconds == 0 {
+            headers.append(("Cache-Control", "no-store"))
+        } else {
+            let seconds = max(0, min(Int(expiresAt - now), settings.maxCacheAgeSeconds))
+            if seconds >= cacheControlHeaders.count {
+                headers.append(("Cache-Control", "private, max-age=\(seconds)"))
+            } else if headers.isEmpty {
+                headers = cacheControlHeaders[seconds]     // the kept list itself: no list is made
+            } else {
+                headers.append(cacheControlHeaders[seconds][0])
+            }
+        }
         var response = ServeResponse(status: 200, identity: identity, headers: headers, body: "")
         response.safeHeaders = safe
         response.slot = 0

@@ -24,6 +24,9 @@ package final class ServeService: Sendable {
     let redisReplay: RedisReplayCache?
     /// Whether a replay cache is in play: answers are then never cacheable.
     private let replays: Bool
+    /// An allow answer's `Cache-Control` header for each `max-age` up to the setting (at most an hour), made once:
+    /// an answer takes its list with a retain instead of formatting the value and allocating a list every time.
+    let cacheControlHeaders: [[(String, String)]]
     private let poller = Mutex<Task<Void, Never>?>(nil)
 
     /// Builds the service from a configuration file's profiles and `serve` member. Key sources are created
@@ -60,6 +63,7 @@ package final class ServeService: Sendable {
             redisReplay = cache
         }
         replays = replayCache != nil
+        cacheControlHeaders = (0...min(max(settings.maxCacheAgeSeconds, 0), 3600)).map { [("Cache-Control", "private, max-age=\($0)")] }
         let cache = settings.verifiedTokenCache > 0 ? VerifiedTokenCache.Configuration(capacity: settings.verifiedTokenCache) : nil
         verifier = try configuration.verifier(cache: cache, replayCache: replayCache) { entry throws(ConfigurationError) in
             let cacheFile = settings.keyCacheFiles[entry.name]

@@ -26,6 +26,21 @@ import Testing
         #expect(response.header("X-Auth-Error") == nil)
     }
 
+    /// `max-age` counts down to the token's `exp`, capped by the setting: from the lists the service makes once (up to
+    /// an hour), formatted beyond them, the same for a first answer and for a token answered again from the cache.
+    @Test func cacheControlCountsDownToExpiry() async throws {
+        let fixture = try await ServeFixture(serve: "{\"maxCacheAgeSeconds\": 7200}")
+        defer { Task { await fixture.stop() } }
+        for (lifetime, expected) in [(90.0, 90), (3600, 3600), (3601, 3601), (5000, 5000), (9000, 7200)] {
+            let token = ServeFixture.firebaseToken(sub: "u-\(Int(lifetime))", exp: ServeFixture.now + lifetime)
+            for answer in 0..<2 {
+                let response = try await fixture.verify(token)
+                #expect(response.status == 200)
+                #expect(response.header("Cache-Control") == "private, max-age=\(expected)", "lifetime \(lifetime), answer \(answer)")
+            }
+        }
+    }
+
     @Test func unverifiedEmailIsNotPassedOn() async throws {
         let fixture = try await ServeFixture()
         defer { Task { await fixture.stop() } }
