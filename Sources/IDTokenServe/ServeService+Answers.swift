@@ -29,7 +29,9 @@ extension ServeService {
         return response
     }
 
-    func allow(_ verified: VerifiedToken, profile name: String, payload: Substring?, replayOrNonce: Bool) -> ServeResponse {
+    /// - Parameter token: the token as received, whose payload segment `X-Auth-Claims` passes on when the identity
+    ///   headers are rendered (not for a token answered from its kept rendering).
+    func allow(_ verified: VerifiedToken, profile name: String, token: String, replayOrNonce: Bool) -> ServeResponse {
         // A token seen before carries its identity headers as this service rendered them on its first answer; a
         // cached token without them yet gets them laid out and kept; a token that is not cached (the cache off, or
         // its miss) is answered with the headers as they are, since nothing would use a layout again.
@@ -41,7 +43,7 @@ extension ServeService {
             expiresAt = kept.expiresAt
         } else {
             expiresAt = verified.expiresAt
-            switch identityHeaders(verified, profile: name, payload: payload) {
+            switch identityHeaders(verified, profile: name, payload: ProfileVerification.segment(of: token, verified.payloadRange)) {
             case .failure(let error): return refusal(error, profile: name)
             case .success(let rendered):
                 if let memo = verified.memo {

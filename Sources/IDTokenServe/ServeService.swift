@@ -291,7 +291,7 @@ package final class ServeService: Sendable {
             return response
         }
         guard let appID else {
-            return allow(verified, profile: name, payload: outcome.payloadSegment(of: token), replayOrNonce: replays || nonce != nil)
+            return allow(verified, profile: name, token: token, replayOrNonce: replays || nonce != nil)
         }
         // An App Check token sent as the ID token (its issuer routed it to the App Check profile) identifies no user.
         guard name != settings.appCheckProfile else {
@@ -301,7 +301,7 @@ package final class ServeService: Sendable {
             response.headers.append(("X-Auth-Error-Token", "id-token"))
             return response
         }
-        var response = allow(verified, profile: name, payload: outcome.payloadSegment(of: token), replayOrNonce: replays || nonce != nil)
+        var response = allow(verified, profile: name, token: token, replayOrNonce: replays || nonce != nil)
         if response.status == 200 { response.headers.append(("X-Auth-App-Id", IdentityHeaders.encode(appID))) }
         return response
     }

@@ -118,9 +118,13 @@ public struct ProfileVerification: Sendable {
 
     /// The payload segment of `token` as it carries it (base64url), when the token could be split.
     public func payloadSegment(of token: String) -> Substring? {
-        guard let payloadRange else { return nil }
+        payloadRange.map { Self.segment(of: token, $0) }
+    }
+
+    /// The bytes `range` of `token` (a segment's ``payloadRange``, ``VerifiedToken/payloadRange``).
+    package static func segment(of token: String, _ range: Range<Int>) -> Substring {
         let utf8 = token.utf8
-        let start = utf8.index(utf8.startIndex, offsetBy: payloadRange.lowerBound)
-        return token[start..<utf8.index(start, offsetBy: payloadRange.count)]
+        let start = utf8.index(utf8.startIndex, offsetBy: range.lowerBound)
+        return token[start..<utf8.index(start, offsetBy: range.count)]
     }
 }
