@@ -17,15 +17,17 @@ enum HeaderBytes {
         return below | del != 0
     }
 
-    /// Whether `byte` is an RFC 9110 §5.6.2 `tchar`: what a method, a header name or a cookie name may hold.
+    /// Whether `byte` is an RFC 9110 §5.6.2 `tchar`: what a method, a header name or a cookie name may hold. A bit
+    /// of two constant words (`tchars`), so that a header name's bytes are checked without loading a table (a
+    /// lazily made global checks that it is made on every access).
     @inline(__always)
-    static func isTokenCharacter(_ byte: UInt8) -> Bool { tokenTable[Int(byte)] }
-
-    private static let tokenTable: [Bool] = (0..<256).map { byte in
-        let scalar = UInt8(byte)
-        if (48...57).contains(scalar) || (65...90).contains(scalar) || (97...122).contains(scalar) { return true }
-        return "!#$%&'*+-.^_`|~".utf8.contains(scalar)
+    static func isTokenCharacter(_ byte: UInt8) -> Bool {
+        let word = byte < 64 ? tchars.low : byte < 128 ? tchars.high : 0
+        return (word >> UInt64(byte & 63)) & 1 != 0
     }
+
+    /// The `tchar`s as bits: bytes 0–63 in `low`, 64–127 in `high`. Digits, letters and ``!#$%&'*+-.^_`|~``.
+    static let tchars: (low: UInt64, high: UInt64) = (0x03FF_6CFA_0000_0000, 0x57FF_FFFF_C7FF_FFFE)
 
     /// Whether every byte is printable ASCII (0x20 to 0x7E).
     static func isPrintableASCII(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {

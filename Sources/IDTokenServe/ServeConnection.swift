@@ -272,7 +272,8 @@ final class ServeConnection: ChannelDuplexHandler {
         let keepAlive = head.keepAlive && !closing
         let sendsBody = !head.isHEAD && !response.body.isEmpty
         let status = Self.statusLine(response.status)
-        let length = String(response.body.utf8.count)
+        // Most answers have no body (every allow and refusal of /verify): their length needs no formatting.
+        let length = response.body.isEmpty ? "0" : String(response.body.utf8.count)
         let ending: StaticString = !keepAlive ? "\r\nConnection: close\r\n\r\n"
             : head.isHTTP10 ? "\r\nConnection: keep-alive\r\n\r\n" : "\r\n\r\n"
         // The exact size first, then the bytes in one write: the identity headers as they were laid out when the token

@@ -108,4 +108,12 @@ struct HTTPRequestParserTests {
         if case .refused(let refusal) = parse(text, parser: parser) { return refusal }
         return nil
     }
+
+    @Test("a tchar is what RFC 9110 §5.6.2 lists, for every byte value")
+    func tokenCharacters() {
+        let listed = Set(Array("0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz!#$%&'*+-.^_`|~".utf8))
+        for byte in 0...255 {
+            #expect(HeaderBytes.isTokenCharacter(UInt8(byte)) == listed.contains(UInt8(byte)), "byte \(byte)")
+        }
+    }
 }
