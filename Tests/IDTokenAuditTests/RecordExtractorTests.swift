@@ -76,18 +76,8 @@ struct RecordExtractorTests {
 
     @Test("the sixteen-byte base64url run ends where the byte check says, for every byte value at every position")
     func base64URLRun() {
-        for length in [16, 23, 32] {
-            for position in 0..<length {
-                for value in 0...255 {
-                    for fill in Array("Qa09-_zZ".utf8) {
-                        var bytes = Array(repeating: fill, count: length)
-                        bytes[position] = UInt8(value)
-                        let end = bytes.withUnsafeBufferPointer { ByteSearch.base64URLRunEnd(in: $0.baseAddress!, from: 0, to: length) }
-                        #expect(end == (RecordExtractor.isBase64URL(UInt8(value)) ? length : position),
-                                "byte \(value) at \(position) of \(length)")
-                    }
-                }
-            }
+        expectRunEndsWhereBytesSay(fills: "Qa09-_zZ", belongs: RecordExtractor.isBase64URL) { base, count in
+            ByteSearch.base64URLRunEnd(in: base, from: 0, to: count)
         }
     }
 

@@ -2,6 +2,7 @@ import Foundation
 import IDTokenAudit
 import IDTokenConfiguration
 import IDTokenKit
+import Testing
 
 /// The bundled sample (Vectors/samples/), read relative to this file so that a fresh clone is self-contained.
 enum Sample {
@@ -104,4 +105,23 @@ func peakResidentBytes() -> Int? {
         return digits.map { $0 * 1024 }
     }
     return nil
+}
+
+/// Checks a sixteen-byte run scan (`scan(base, length)`: the index of the first byte it refuses, or `length`) against
+/// the byte check `belongs`: every byte value at every position of runs of 16, 23 and 32 bytes of each `fill`.
+func expectRunEndsWhereBytesSay(fills: String, belongs: (UInt8) -> Bool, _ scan: (UnsafePointer<UInt8>, Int) -> Int,
+                                sourceLocation: SourceLocation = #_sourceLocation) {
+    for length in [16, 23, 32] {
+        for position in 0..<length {
+            for value in 0...255 {
+                for fill in Array(fills.utf8) {
+                    var bytes = Array(repeating: fill, count: length)
+                    bytes[position] = UInt8(value)
+                    let end = bytes.withUnsafeBufferPointer { scan($0.baseAddress!, length) }
+                    #expect(end == (belongs(UInt8(value)) ? length : position), "byte \(value) at \(position) of \(length)",
+                            sourceLocation: sourceLocation)
+                }
+            }
+        }
+    }
 }

@@ -13,61 +13,44 @@
 #include <arm_neon.h>
 #endif
 
-/* The position (0...15) of the first of the sixteen bytes at p that a JSON string cannot hold as is: '"',
- * '\\', a control character (below 0x20) or a byte of a multi-byte UTF-8 sequence (0x80 and above); 16 when
- * all sixteen are plain printable ASCII. Reads exactly sixteen bytes. */
-static inline unsigned idtk_first_string_special16(const uint8_t *p) {
+/* The position (0...15) of the first of the sixteen bytes at p that is '"', '\\', a control character (below 0x20)
+ * or 0x80 and above, and with stop_at_del DEL (0x7F) too; 16 when there is none. Reads exactly sixteen bytes. The two
+ * scans below call it with a constant, which the compiler folds. */
+static inline unsigned idtk_first_special16(const uint8_t *p, int stop_at_del) {
 #if defined(__SSE2__)
     __m128i v = _mm_loadu_si128((const __m128i *)p);
     __m128i quote = _mm_cmpeq_epi8(v, _mm_set1_epi8('"'));
     __m128i backslash = _mm_cmpeq_epi8(v, _mm_set1_epi8('\\'));
     /* A signed compare: bytes 0x80...0xFF are negative, so they are "below 0x20" too. */
     __m128i low = _mm_cmplt_epi8(v, _mm_set1_epi8(0x20));
-    unsigned mask = (unsigned)_mm_movemask_epi8(_mm_or_si128(_mm_or_si128(quote, backslash), low));
+    __m128i hit = _mm_or_si128(_mm_or_si128(quote, backslash), low);
+    if (stop_at_del) hit = _mm_or_si128(hit, _mm_cmpeq_epi8(v, _mm_set1_epi8(0x7F)));
+    unsigned mask = (unsigned)_mm_movemask_epi8(hit);
     return mask ? (unsigned)__builtin_ctz(mask) : 16u;
 #elif defined(__ARM_NEON)
     uint8x16_t v = vld1q_u8(p);
     uint8x16_t hit = vorrq_u8(vorrq_u8(vceqq_u8(v, vdupq_n_u8('"')), vceqq_u8(v, vdupq_n_u8('\\'))),
-                              vorrq_u8(vcltq_u8(v, vdupq_n_u8(0x20)), vcgeq_u8(v, vdupq_n_u8(0x80))));
+                              vorrq_u8(vcltq_u8(v, vdupq_n_u8(0x20)), vcgeq_u8(v, vdupq_n_u8(stop_at_del ? 0x7F : 0x80))));
     /* Four bits a byte: shift each 16-bit lane right by 4 and narrow. */
     uint64_t mask = vget_lane_u64(vreinterpret_u64_u8(vshrn_n_u16(vreinterpretq_u16_u8(hit), 4)), 0);
     return mask ? (unsigned)(__builtin_ctzll(mask) >> 2) : 16u;
 #else
     for (unsigned i = 0; i < 16; i++) {
         uint8_t c = p[i];
-        if (c == '"' || c == '\\' || c < 0x20 || c >= 0x80) return i;
+        if (c == '"' || c == '\\' || c < 0x20 || c >= (stop_at_del ? 0x7F : 0x80)) return i;
     }
     return 16u;
 #endif
 }
 
-/* The position (0...15) of the first of the sixteen bytes at p that is not printable ASCII (0x20...0x7E) or is
- * '"' or '\\': where a JSON string whose bytes are its text ends, or stops being that simple (the audit's record
- * lines). 16 when all sixteen are such bytes. Reads exactly sixteen bytes. */
-static inline unsigned idtk_first_not_plain16(const uint8_t *p) {
-#if defined(__SSE2__)
-    __m128i v = _mm_loadu_si128((const __m128i *)p);
-    __m128i quote = _mm_cmpeq_epi8(v, _mm_set1_epi8('"'));
-    __m128i backslash = _mm_cmpeq_epi8(v, _mm_set1_epi8('\\'));
-    /* Signed compares: bytes 0x80...0xFF are negative, so they are "below 0x20" too; DEL alone is 0x7F. */
-    __m128i low = _mm_cmplt_epi8(v, _mm_set1_epi8(0x20));
-    __m128i del = _mm_cmpeq_epi8(v, _mm_set1_epi8(0x7F));
-    unsigned mask = (unsigned)_mm_movemask_epi8(_mm_or_si128(_mm_or_si128(quote, backslash), _mm_or_si128(low, del)));
-    return mask ? (unsigned)__builtin_ctz(mask) : 16u;
-#elif defined(__ARM_NEON)
-    uint8x16_t v = vld1q_u8(p);
-    uint8x16_t hit = vorrq_u8(vorrq_u8(vceqq_u8(v, vdupq_n_u8('"')), vceqq_u8(v, vdupq_n_u8('\\'))),
-                              vorrq_u8(vcltq_u8(v, vdupq_n_u8(0x20)), vcgeq_u8(v, vdupq_n_u8(0x7F))));
-    uint64_t mask = vget_lane_u64(vreinterpret_u64_u8(vshrn_n_u16(vreinterpretq_u16_u8(hit), 4)), 0);
-    return mask ? (unsigned)(__builtin_ctzll(mask) >> 2) : 16u;
-#else
-    for (unsigned i = 0; i < 16; i++) {
-        uint8_t c = p[i];
-        if (c == '"' || c == '\\' || c < 0x20 || c >= 0x7F) return i;
-    }
-    return 16u;
-#endif
-}
+/* The position (0...15) of the first of the sixteen bytes at p that a JSON string cannot hold as is: '"',
+ * '\\', a control character (below 0x20) or a byte of a multi-byte UTF-8 sequence (0x80 and above); 16 when
+ * all sixteen are plain printable ASCII (DEL included, which JSON allows). The JSON reader's string scan. */
+static inline unsigned idtk_first_string_special16(const uint8_t *p) { return idtk_first_special16(p, 0); }
+
+/* The same with DEL: the first byte that is not printable ASCII (0x20...0x7E) or is '"' or '\\', where a JSON
+ * string whose bytes are its text ends, or stops being that simple (the audit's record lines). */
+static inline unsigned idtk_first_not_plain16(const uint8_t *p) { return idtk_first_special16(p, 1); }
 
 /* The position (0...15) of the first of the sixteen bytes at p outside lo...hi (unsigned); 16 when all are in it.
  * ByteSearch's range scans: visible or printable ASCII (a bearer token, a header value), the end of a header line.
