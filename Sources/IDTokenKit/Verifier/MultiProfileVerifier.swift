@@ -267,8 +267,8 @@ public struct MultiProfileVerifier: Sendable {
         }
     }
 
-    /// ``evaluate(batch:)`` over `count` tokens that the caller holds in its own columns (the audit's workers: token
-    /// bytes in one arena, ``TokenBytes``), each taken up to its signature by `prepared` (a call of
+    /// ``evaluate(batch:)`` over `count` tokens that the caller holds in its own columns (the audit's workers: each
+    /// token a slice of its record's line, lent as ``TokenBytes``), each taken up to its signature by `prepared` (a call of
     /// ``prepare(_:now:nonce:profile:reportsRefusals:)`` with `reportsRefusals`), its outcome handed to `body` with
     /// its index.
     package func evaluate(count: Int, signatures: SignatureBatch, prepared: (Int) -> Prepared,
