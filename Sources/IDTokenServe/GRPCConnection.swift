@@ -28,7 +28,7 @@ import NIOHTTP2
 ///   more frames are read.
 /// - Shutdown (`ChannelShouldQuiesceEvent`): a GOAWAY naming the last stream taken; the calls in flight are answered,
 ///   then the connection closes.
-final class GRPCConnection: ChannelDuplexHandler {
+final class GRPCConnection: ChannelDuplexHandler, FlushesAnswers {
     typealias InboundIn = HTTP2Frame
     typealias OutboundIn = HTTP2Frame
     typealias OutboundOut = HTTP2Frame
@@ -68,6 +68,8 @@ final class GRPCConnection: ChannelDuplexHandler {
     private let service: ServeService
     private let door: ExternalAuthorization
     private let batcher: SignatureBatcher?
+    /// This connection's event loop's flushes, done once the loop's cycle of reads is handled.
+    private let flusher: AnswerFlusher?
     private let maximumMessage: Int
     private let requestTimeout: TimeAmount
     private let idleTimeout: TimeAmount
@@ -86,10 +88,11 @@ final class GRPCConnection: ChannelDuplexHandler {
     private static let responseHeaders: HPACKHeaders = [":status": "200", "content-type": "application/grpc"]
     private static let okTrailers: HPACKHeaders = ["grpc-status": "0"]
 
-    init(service: ServeService, door: ExternalAuthorization, batcher: SignatureBatcher?) {
+    init(service: ServeService, door: ExternalAuthorization, batcher: SignatureBatcher?, flusher: AnswerFlusher?) {
         self.service = service
         self.door = door
         self.batcher = batcher
+        self.flusher = flusher
         let settings = service.settings
         self.maximumMessage = Self.maximumMessage(settings)
         self.requestTimeout = .seconds(Int64(settings.requestTimeoutSeconds))
@@ -280,7 +283,7 @@ final class GRPCConnection: ChannelDuplexHandler {
     func channelReadComplete(context: ChannelHandlerContext) {
         // Once a read cycle (settings, pings and window updates count: the peer is there).
         lastActivity = context.eventLoop.now
-        flushIfNeeded(context: context)
+        flushSoon(context: context)
         context.fireChannelReadComplete()
     }
 
@@ -460,7 +463,7 @@ final class GRPCConnection: ChannelDuplexHandler {
             context.eventLoop.makeFutureWithTask { await work() }.whenSuccess { response in
                 let (handler, context) = loopBound.value
                 handler.answer(response, stream: stream, started: started, context: context)
-                handler.flushIfNeeded(context: context)
+                handler.flushSoon(context: context)
             }
         case .signature(let pending, let then):
             guard let batcher, batcher.defers() else {
@@ -470,7 +473,7 @@ final class GRPCConnection: ChannelDuplexHandler {
             }
             batcher.add(pending) { [self] valid in
                 decided(then(pending.finish(signatureValid: valid)), stream: stream, started: started, context: context)
-                flushAfterBatch(context: context)
+                flushSoon(context: context)
             }
         }
     }
@@ -531,17 +534,18 @@ final class GRPCConnection: ChannelDuplexHandler {
         credit = 0
     }
 
-    /// One flush for all of this connection's calls answered by a batch (the batch answers them one after another;
-    /// the flush runs once it has).
-    private func flushAfterBatch(context: ChannelHandlerContext) {
-        guard !flushQueued else { return }
+    /// Flushes with the loop's other answers of this cycle (``AnswerFlusher``): the calls a batch answers one after
+    /// another, and every connection's answers of the cycle, leave together.
+    private func flushSoon(context: ChannelHandlerContext) {
+        guard unflushed, !flushQueued else { return }
+        guard let flusher else { return flushIfNeeded(context: context) }
         flushQueued = true
-        let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
-        context.eventLoop.execute {
-            let (handler, context) = loopBound.value
-            handler.flushQueued = false
-            handler.flushIfNeeded(context: context)
-        }
+        flusher.flushLater(self, context: context)
+    }
+
+    func flushAnswers(context: ChannelHandlerContext) {
+        flushQueued = false
+        flushIfNeeded(context: context)
     }
 
     private func flushIfNeeded(context: ChannelHandlerContext) {

@@ -28,7 +28,7 @@ import NIOCore
 ///   the kernel answer with a reset, which can destroy an answer the client has not read yet.
 /// - Shutdown (`ChannelShouldQuiesceEvent`): an idle connection closes at once; one answering a request closes
 ///   after writing that answer, with `Connection: close`.
-final class ServeConnection: ChannelDuplexHandler {
+final class ServeConnection: ChannelDuplexHandler, FlushesAnswers {
     typealias InboundIn = ByteBuffer
     typealias OutboundIn = ByteBuffer
     typealias OutboundOut = ByteBuffer
@@ -39,6 +39,9 @@ final class ServeConnection: ChannelDuplexHandler {
     private let idleTimeout: TimeAmount
     /// This connection's event loop's batch of signatures, when the service verifies them together.
     private let batcher: SignatureBatcher?
+    /// This connection's event loop's flushes, done once the loop's cycle of reads is handled; nil outside a server
+    /// (flushed at once).
+    private let flusher: AnswerFlusher?
     /// Where the connection stands (``ServeConnectionPhase``).
     private(set) var phase = ServeConnectionPhase.idle
     /// Bytes received and not yet consumed.
@@ -47,14 +50,17 @@ final class ServeConnection: ChannelDuplexHandler {
     private var readHeld = false
     /// Answers were written and not flushed yet.
     private var unflushed = false
+    /// The loop's flusher will flush this connection.
+    private var flushQueued = false
     private var lastActivity: NIODeadline
     private var tick = TimeAmount.seconds(1)
     /// How long a lingering close waits for the client to close its side.
     static let lingerTime = TimeAmount.seconds(2)
 
-    init(service: ServeService, batcher: SignatureBatcher? = nil, now: NIODeadline = .now()) {
+    init(service: ServeService, batcher: SignatureBatcher? = nil, flusher: AnswerFlusher? = nil, now: NIODeadline = .now()) {
         self.service = service
         self.batcher = batcher
+        self.flusher = flusher
         let settings = service.settings
         self.parser = HTTPRequestParser(limit: settings.maxHeaderBytes, nonceHeader: settings.nonceHeader,
                                         appCheckHeader: settings.appCheckProfile == nil ? nil : settings.appCheckHeader)
@@ -161,7 +167,7 @@ final class ServeConnection: ChannelDuplexHandler {
     }
 
     func channelReadComplete(context: ChannelHandlerContext) {
-        flushIfNeeded(context: context)
+        flushSoon(context: context)
         context.fireChannelReadComplete()
     }
 
@@ -257,8 +263,8 @@ final class ServeConnection: ChannelDuplexHandler {
         guard case .answering(let remaining, let since, let closing) = phase else { return }
         phase = remaining > 0 ? .body(remaining: remaining, since: since) : .idle
         write(response, for: head, started: started, closing: closing, context: context)
-        flushIfNeeded(context: context)
         process(context: context)
+        flushSoon(context: context)
         resumeReading(context: context)
     }
 
@@ -319,6 +325,19 @@ final class ServeConnection: ChannelDuplexHandler {
             unflushed = false
             context.flush()
         }
+    }
+
+    /// Flushes with the loop's other answers of this cycle (``AnswerFlusher``); at once outside a server.
+    private func flushSoon(context: ChannelHandlerContext) {
+        guard unflushed, !flushQueued else { return }
+        guard let flusher else { return flushIfNeeded(context: context) }
+        flushQueued = true
+        flusher.flushLater(self, context: context)
+    }
+
+    func flushAnswers(context: ChannelHandlerContext) {
+        flushQueued = false
+        flushIfNeeded(context: context)
     }
 
     /// Answers `status` to a request that is not taken, and closes.

@@ -18,6 +18,8 @@ package final class ServeServer: Sendable {
     private let connections = NIOLockedValueBox<[ObjectIdentifier: Channel]>([:])
     private let stopped = NIOLockedValueBox<Bool>(false)
     private let batchers = NIOLockedValueBox<[ObjectIdentifier: SignatureBatcher]>([:])
+    /// One ``AnswerFlusher`` per event loop, for both doors' connections on it.
+    private let flushers: [ObjectIdentifier: AnswerFlusher]
 
     /// The signature batches run so far, the tokens verified in them, the largest, and the tokens verified where
     /// they were read (light load; read on each loop's thread).
@@ -34,6 +36,9 @@ package final class ServeServer: Sendable {
     package init(service: ServeService, threads: Int = System.coreCount) {
         self.service = service
         self.group = MultiThreadedEventLoopGroup(numberOfThreads: max(1, threads))
+        var flushers: [ObjectIdentifier: AnswerFlusher] = [:]
+        for loop in group.makeIterator() { flushers[ObjectIdentifier(loop)] = AnswerFlusher(eventLoop: loop) }
+        self.flushers = flushers
     }
 
     /// Binds and starts accepting; returns the bound address (its port when `settings.port` is 0).
@@ -50,8 +55,8 @@ package final class ServeServer: Sendable {
             }
         }
         self.batchers.withLockedValue { $0 = batchers }
-        let channel = try await listen(host: settings.host, port: settings.port) { channel, batcher in
-            try channel.pipeline.syncOperations.addHandler(ServeConnection(service: service, batcher: batcher))
+        let channel = try await listen(host: settings.host, port: settings.port) { channel, batcher, flusher in
+            try channel.pipeline.syncOperations.addHandler(ServeConnection(service: service, batcher: batcher, flusher: flusher))
         }
         service.start()
         return channel.localAddress!
@@ -74,21 +79,22 @@ package final class ServeServer: Sendable {
             connection.contentLengthValidation = .disabled
             return connection
         }()
-        let channel = try await listen(host: host, port: port) { channel, batcher in
+        let channel = try await listen(host: host, port: port) { channel, batcher, flusher in
             try channel.pipeline.syncOperations.addHandler(NIOHTTP2Handler(mode: .server, connectionConfiguration: connection))
-            try channel.pipeline.syncOperations.addHandler(GRPCConnection(service: service, door: door, batcher: batcher))
+            try channel.pipeline.syncOperations.addHandler(GRPCConnection(service: service, door: door, batcher: batcher, flusher: flusher))
         }
         return channel.localAddress!
     }
     #endif
 
     /// A listener whose connections count against `maxConnections` and are asked to finish on shutdown; `handlers`
-    /// sets up each connection's pipeline (with its event loop's signature batch, if any).
+    /// sets up each connection's pipeline (with its event loop's signature batch, if any, and its flusher).
     private func listen(host: String, port: Int,
-                        handlers: @escaping @Sendable (Channel, SignatureBatcher?) throws -> Void) async throws -> Channel {
+                        handlers: @escaping @Sendable (Channel, SignatureBatcher?, AnswerFlusher?) throws -> Void) async throws -> Channel {
         let settings = service.settings
         let metrics = service.metrics
         let loopBatchers = batchers.withLockedValue { $0 }
+        let flushers = self.flushers
         let bootstrap = ServerBootstrap(group: group)
             .serverChannelOption(ChannelOptions.backlog, value: 1024)
             .serverChannelOption(ChannelOptions.socketOption(.so_reuseaddr), value: 1)
@@ -111,7 +117,8 @@ package final class ServeServer: Sendable {
                     connections.withLockedValue { _ = $0.removeValue(forKey: id) }
                 }
                 return channel.eventLoop.makeCompletedFuture {
-                    try handlers(channel, loopBatchers[ObjectIdentifier(channel.eventLoop)])
+                    let loop = ObjectIdentifier(channel.eventLoop)
+                    try handlers(channel, loopBatchers[loop], flushers[loop])
                 }
             }
         let channel = try await bootstrap.bind(host: host, port: port).get()

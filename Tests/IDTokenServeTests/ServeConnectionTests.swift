@@ -118,6 +118,42 @@ import Testing
         #expect(subjects == ["X-Auth-Subject: user-1", "X-Auth-Subject: user-2", "X-Auth-Subject: user-3"])
     }
 
+    @Test func aCycleOfAnswersIsFlushedTogetherOnceItsReadsAreHandled() throws {
+        let (service, directory) = try ServeFixture.service()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let loop = EmbeddedEventLoop()
+        let flusher = AnswerFlusher(eventLoop: loop)
+        let channels = try (0..<3).map { _ in
+            let channel = EmbeddedChannel(handler: ServeConnection(service: service, flusher: flusher, now: loop.now), loop: loop)
+            try channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 1)).wait()
+            return channel
+        }
+        defer { for channel in channels { _ = try? channel.finish() } }
+        func written(_ channel: EmbeddedChannel) throws -> String {
+            var text = ""
+            while let buffer = try channel.readOutbound(as: ByteBuffer.self) { text += String(buffer: buffer) }
+            return text
+        }
+        // The cycle's reads: each connection answers its requests (two on the first) and flushes nothing yet.
+        try channels[0].writeInbound(ByteBuffer(string: Self.request() + Self.request("not-a-token")))
+        try channels[1].writeInbound(ByteBuffer(string: Self.request()))
+        try channels[2].writeInbound(ByteBuffer(string: "GET /verify HTTP/1.1\r\nHost: auth\r\n"))   // a head in pieces
+        for channel in channels { #expect(try written(channel).isEmpty) }
+        #expect(flusher.runs == 0)
+        // The loop's tasks after the reads: one flush task for the cycle, every connection with answers flushed once.
+        loop.run()
+        #expect(Self.statuses(try written(channels[0])) == ["200", "401"])
+        #expect(Self.statuses(try written(channels[1])) == ["200"])
+        #expect(try written(channels[2]).isEmpty)
+        #expect(flusher.runs == 1 && flusher.flushed == 2)
+        // The next cycle asks for its own flush.
+        try channels[2].writeInbound(ByteBuffer(string: "\r\n"))
+        #expect(try written(channels[2]).isEmpty)
+        loop.run()
+        #expect(Self.statuses(try written(channels[2])) == ["401"])
+        #expect(flusher.runs == 2 && flusher.flushed == 3)
+    }
+
     @Test func aClientThatStopsReadingStallsItsConnectionOnly() throws {
         let h = try Harness()
         h.channel.isWritable = false
