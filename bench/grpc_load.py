@@ -11,7 +11,7 @@ from its log: p50 and p99). Reported: requests/s, the clients' latency, and the 
 system from /proc), the figure that compares the doors on a shared machine; the ratios DESIGN §9/§18 and issue 42
 set: known token / nginx, distinct token against raw + 1.5 × nginx, gRPC / HTTP.
 
-Usage: python3 bench/grpc_load.py PATH/TO/idtoken [--seconds 10] [--connections 4] [--streams 16] [--threads 2]
+Usage: python3 bench/grpc_load.py PATH/TO/idtoken [--seconds 10] [--connections 4] [--streams 16] [--threads 2] [--rounds 1]
 (an idtoken built with the GRPC trait: scripts/package's .build/package/idtoken, or
 `swift build -c release --traits GRPC --product idtoken`)
 """
@@ -128,6 +128,8 @@ def main():
     parser.add_argument("--connections", type=int, default=4)
     parser.add_argument("--streams", type=int, default=16, help="concurrent streams a connection (h2load -m); wrk gets connections × streams connections")
     parser.add_argument("--threads", type=int, default=2, help="the service's event-loop threads")
+    parser.add_argument("--rounds", type=int, default=1,
+                        help="repeat the whole measurement (nginx, both doors, raw) and print each ratio's median over the rounds")
     parser.add_argument("--libcrypto", action="store_true",
                         help="signatures one at a time through libcrypto, as on a CPU without AVX-512 IFMA (IDTK_RSA_BATCH=libcrypto)")
     args = parser.parse_args()
@@ -144,59 +146,76 @@ def main():
 
         body = write_check_body(work, token, os.path.join(work, "check.bin"))
 
-        rows = {}
-        half = None
-        for label, cache in (("known token", 8192), ("distinct token", 0)):
-            configuration = dict(base, serve={"verifiedTokenCache": cache})
-            path = os.path.join(work, f"serve-{cache}.json")
-            with open(path, "w") as f:
-                json.dump(configuration, f)
-            serve = subprocess.Popen([args.binary, "serve", "--config", path, "--listen", "127.0.0.1:0", "--grpc-listen",
-                                      "127.0.0.1:0", "--threads", str(args.threads), "--log-level", "warning"],
-                                     stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                                     env=dict(os.environ, IDTK_RSA_BATCH="libcrypto") if args.libcrypto else None)
-            try:
-                http_port = int(serve.stdout.readline().decode().strip().rsplit(":", 1)[1])
-                grpc_address = serve.stdout.readline().decode().strip().rsplit(" ", 1)[1]
-                rows[("HTTP", label)] = measured(serve.pid, lambda: wrk(args, http_port, token))
-                rows[("gRPC", label)] = measured(serve.pid, lambda: h2load(args, grpc_address, body))
-                if cache:
-                    # Half the gRPC door's saturating rate, open loop per client: each request's time from h2load's log.
-                    log = os.path.join(work, "h2load.log")
-                    rate = rows[("gRPC", label)][1] / 2
-                    h2load(args, grpc_address, body, log=log, rps=rate)
-                    times = [int(line.split("\t")[2]) for line in open(log) if line.count("\t") >= 2]
-                    half = (rate, len(times), percentile(times, 0.5), percentile(times, 0.99))
-            finally:
-                serve.send_signal(signal.SIGTERM)
-                serve.wait(timeout=30)
-        floor = nginx_floor(args, work)
-        # nginx sending as many bytes as the HTTP door's allow answer (595 for this token: the identity headers and
-        # X-Auth-Claims): what the kernel's loopback path costs for the answer's size alone, with no work.
-        sized = nginx_floor(args, work, body=595 - 149)
-        raw = raw_verify_us()
+        summary = []
+        for round_number in range(args.rounds):
+            if args.rounds > 1:
+                print(f"round {round_number + 1} of {args.rounds}")
+            rows = {}
+            half = None
+            for label, cache in (("known token", 8192), ("distinct token", 0)):
+                configuration = dict(base, serve={"verifiedTokenCache": cache})
+                path = os.path.join(work, f"serve-{cache}.json")
+                with open(path, "w") as f:
+                    json.dump(configuration, f)
+                serve = subprocess.Popen([args.binary, "serve", "--config", path, "--listen", "127.0.0.1:0", "--grpc-listen",
+                                          "127.0.0.1:0", "--threads", str(args.threads), "--log-level", "warning"],
+                                         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                         env=dict(os.environ, IDTK_RSA_BATCH="libcrypto") if args.libcrypto else None)
+                try:
+                    http_port = int(serve.stdout.readline().decode().strip().rsplit(":", 1)[1])
+                    grpc_address = serve.stdout.readline().decode().strip().rsplit(" ", 1)[1]
+                    rows[("HTTP", label)] = measured(serve.pid, lambda: wrk(args, http_port, token))
+                    rows[("gRPC", label)] = measured(serve.pid, lambda: h2load(args, grpc_address, body))
+                    if cache:
+                        # Half the gRPC door's saturating rate, open loop per client: each request's time from h2load's log.
+                        log = os.path.join(work, "h2load.log")
+                        rate = rows[("gRPC", label)][1] / 2
+                        h2load(args, grpc_address, body, log=log, rps=rate)
+                        times = [int(line.split("\t")[2]) for line in open(log) if line.count("\t") >= 2]
+                        half = (rate, len(times), percentile(times, 0.5), percentile(times, 0.99))
+                finally:
+                    serve.send_signal(signal.SIGTERM)
+                    serve.wait(timeout=30)
+            floor = nginx_floor(args, work)
+            # nginx sending as many bytes as the HTTP door's allow answer (595 for this token: the identity headers and
+            # X-Auth-Claims): what the kernel's loopback path costs for the answer's size alone, with no work.
+            sized = nginx_floor(args, work, body=595 - 149)
+            raw = raw_verify_us()
 
-        in_flight = args.connections * args.streams
-        print(f"{in_flight} requests in flight: h2load {args.connections} connections × {args.streams} streams; "
-              f"wrk {in_flight} connections; the service on {args.threads} event-loop threads"
-              + (", signatures through libcrypto one at a time" if args.libcrypto else ""))
-        print(f"| {'door':5} | {'tokens':15} | {'requests':>9} | {'req/s':>8} | {'latency':26} | server CPU µs a request |")
-        print("|---|---|---:|---:|---|---:|")
-        print(f"| nginx | empty 200 (floor) | {floor[0]:9d} | {floor[1]:8.0f} | {floor[2]:26} | {floor[3]:.1f} |")
-        print(f"| nginx | 200, 595 bytes   | {sized[0]:9d} | {sized[1]:8.0f} | {sized[2]:26} | {sized[3]:.1f} |")
-        for (door, label), (requests, rps, latency, micros) in rows.items():
-            print(f"| {door:5} | {label:15} | {requests:9d} | {rps:8.0f} | {latency:26} | {micros:.1f} |")
-        print(f"| raw   | RSA-2048 verify (openssl speed) | | | | {raw:.1f} |")
-        nginx_us = floor[3]
-        for door in ("HTTP", "gRPC"):
-            known, distinct = rows[(door, "known token")][3], rows[(door, "distinct token")][3]
-            print(f"{door}: known token {known / nginx_us:.2f} × nginx (goal ≤ 1.25); distinct token {distinct:.1f} µs against "
-                  f"raw + 1.5 × nginx = {raw + 1.5 * nginx_us:.1f} µs")
-        for label in ("known token", "distinct token"):
-            print(f"gRPC / HTTP server CPU a request, {label}: {rows[('gRPC', label)][3] / rows[('HTTP', label)][3]:.2f} (goal ≤ 1.5)")
-        if half:
-            print(f"gRPC at half saturation ({half[0]:.0f} calls/s, {half[1]} calls): p50 {half[2] / 1000:.2f} ms, "
-                  f"p99 {half[3] / 1000:.2f} ms (goal p99 ≤ 1 ms)")
+            in_flight = args.connections * args.streams
+            print(f"{in_flight} requests in flight: h2load {args.connections} connections × {args.streams} streams; "
+                  f"wrk {in_flight} connections; the service on {args.threads} event-loop threads"
+                  + (", signatures through libcrypto one at a time" if args.libcrypto else ""))
+            print(f"| {'door':5} | {'tokens':15} | {'requests':>9} | {'req/s':>8} | {'latency':26} | server CPU µs a request |")
+            print("|---|---|---:|---:|---|---:|")
+            print(f"| nginx | empty 200 (floor) | {floor[0]:9d} | {floor[1]:8.0f} | {floor[2]:26} | {floor[3]:.1f} |")
+            print(f"| nginx | 200, 595 bytes   | {sized[0]:9d} | {sized[1]:8.0f} | {sized[2]:26} | {sized[3]:.1f} |")
+            for (door, label), (requests, rps, latency, micros) in rows.items():
+                print(f"| {door:5} | {label:15} | {requests:9d} | {rps:8.0f} | {latency:26} | {micros:.1f} |")
+            print(f"| raw   | RSA-2048 verify (openssl speed) | | | | {raw:.1f} |")
+            nginx_us = floor[3]
+            for door in ("HTTP", "gRPC"):
+                known, distinct = rows[(door, "known token")][3], rows[(door, "distinct token")][3]
+                print(f"{door}: known token {known / nginx_us:.2f} × nginx (goal ≤ 1.25); distinct token {distinct:.1f} µs against "
+                      f"raw + 1.5 × nginx = {raw + 1.5 * nginx_us:.1f} µs")
+            for label in ("known token", "distinct token"):
+                print(f"gRPC / HTTP server CPU a request, {label}: {rows[('gRPC', label)][3] / rows[('HTTP', label)][3]:.2f} (goal ≤ 1.5)")
+            if half:
+                print(f"gRPC at half saturation ({half[0]:.0f} calls/s, {half[1]} calls): p50 {half[2] / 1000:.2f} ms, "
+                      f"p99 {half[3] / 1000:.2f} ms (goal p99 ≤ 1 ms)")
+            summary.append(dict(known=rows[("HTTP", "known token")][3] / floor[3],
+                                distinct=rows[("HTTP", "distinct token")][3] - raw - 1.5 * floor[3],
+                                grpc=rows[("gRPC", "known token")][3] / rows[("HTTP", "known token")][3],
+                                p99=half[3] / 1000 if half else float("nan")))
+        if args.rounds > 1:
+            # Each ratio's median over the rounds: nginx's own figure moves by a fifth from run to run here.
+            def median(name):
+                values = sorted(r[name] for r in summary)
+                return values[len(values) // 2] if len(values) % 2 else (values[len(values) // 2 - 1] + values[len(values) // 2]) / 2
+            print(f"over {args.rounds} rounds, medians: HTTP known token {median('known'):.2f} × nginx (goal ≤ 1.25); "
+                  f"HTTP distinct token {median('distinct'):+.1f} µs beyond raw + 1.5 × nginx (goal ≤ 0); "
+                  f"gRPC / HTTP known token {median('grpc'):.2f} (goal ≤ 1.5); gRPC p99 at half saturation {median('p99'):.2f} ms (goal ≤ 1)")
+            print("rounds: " + "; ".join(f"{r['known']:.2f} ×, {r['distinct']:+.1f} µs, {r['grpc']:.2f}, {r['p99']:.2f} ms" for r in summary))
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
