@@ -1,9 +1,37 @@
 import NIOCore
 
-/// A connection whose written answers an ``AnswerFlusher`` flushes.
+/// A connection whose written answers are flushed at once, or by its loop's ``AnswerFlusher`` with the cycle's others.
 protocol FlushesAnswers: AnyObject {
-    /// Flushes what the connection has written and not flushed yet.
-    func flushAnswers(context: ChannelHandlerContext)
+    /// The connection's event loop's flusher; nil outside a server (an embedded channel): flushed at once.
+    var flusher: AnswerFlusher? { get }
+    /// Answers were written and not flushed yet.
+    var unflushed: Bool { get set }
+    /// The loop's flusher will flush this connection.
+    var flushQueued: Bool { get set }
+}
+
+extension FlushesAnswers {
+    /// Flushes now what was written.
+    func flushIfNeeded(context: ChannelHandlerContext) {
+        if unflushed {
+            unflushed = false
+            context.flush()
+        }
+    }
+
+    /// Flushes with the loop's other answers of this cycle (``AnswerFlusher``); at once outside a server.
+    func flushSoon(context: ChannelHandlerContext) {
+        guard unflushed, !flushQueued else { return }
+        guard let flusher else { return flushIfNeeded(context: context) }
+        flushQueued = true
+        flusher.flushLater(self, context: context)
+    }
+
+    /// The flusher's call, once the loop has handled the cycle's reads.
+    func flushAnswers(context: ChannelHandlerContext) {
+        flushQueued = false
+        flushIfNeeded(context: context)
+    }
 }
 
 /// One event loop's flushes, done together once the loop has handled the reads it woke up for (both doors, every

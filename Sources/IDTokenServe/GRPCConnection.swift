@@ -69,7 +69,7 @@ final class GRPCConnection: ChannelDuplexHandler, FlushesAnswers {
     private let door: ExternalAuthorization
     private let batcher: SignatureBatcher?
     /// This connection's event loop's flushes, done once the loop's cycle of reads is handled.
-    private let flusher: AnswerFlusher?
+    let flusher: AnswerFlusher?
     private let maximumMessage: Int
     private let requestTimeout: TimeAmount
     private let idleTimeout: TimeAmount
@@ -77,8 +77,8 @@ final class GRPCConnection: ChannelDuplexHandler, FlushesAnswers {
     private var highestStream = HTTP2StreamID(0)
     /// Bytes of finished calls to give back to the connection window.
     private var credit = 0
-    private var unflushed = false
-    private var flushQueued = false
+    var unflushed = false
+    var flushQueued = false
     private var readHeld = false
     private var quiescing = false
     private var open = true
@@ -534,27 +534,6 @@ final class GRPCConnection: ChannelDuplexHandler, FlushesAnswers {
         guard open, credit >= Self.connectionWindow / 4 else { return }
         write(HTTP2Frame(streamID: .rootStream, payload: .windowUpdate(windowSizeIncrement: credit)), context: context)
         credit = 0
-    }
-
-    /// Flushes with the loop's other answers of this cycle (``AnswerFlusher``): the calls a batch answers one after
-    /// another, and every connection's answers of the cycle, leave together.
-    private func flushSoon(context: ChannelHandlerContext) {
-        guard unflushed, !flushQueued else { return }
-        guard let flusher else { return flushIfNeeded(context: context) }
-        flushQueued = true
-        flusher.flushLater(self, context: context)
-    }
-
-    func flushAnswers(context: ChannelHandlerContext) {
-        flushQueued = false
-        flushIfNeeded(context: context)
-    }
-
-    private func flushIfNeeded(context: ChannelHandlerContext) {
-        if unflushed {
-            unflushed = false
-            context.flush()
-        }
     }
 
     /// `grpc-timeout`: up to eight digits and a unit (H, M, S, m, u, n).

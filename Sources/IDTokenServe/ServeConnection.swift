@@ -41,7 +41,7 @@ final class ServeConnection: ChannelDuplexHandler, FlushesAnswers {
     private let batcher: SignatureBatcher?
     /// This connection's event loop's flushes, done once the loop's cycle of reads is handled; nil outside a server
     /// (flushed at once).
-    private let flusher: AnswerFlusher?
+    let flusher: AnswerFlusher?
     /// Where the connection stands (``ServeConnectionPhase``).
     private(set) var phase = ServeConnectionPhase.idle
     /// Bytes received and not yet consumed.
@@ -49,9 +49,9 @@ final class ServeConnection: ChannelDuplexHandler, FlushesAnswers {
     /// A `read` asked for while the connection may not read, to pass on when it may.
     private var readHeld = false
     /// Answers were written and not flushed yet.
-    private var unflushed = false
+    var unflushed = false
     /// The loop's flusher will flush this connection.
-    private var flushQueued = false
+    var flushQueued = false
     private var lastActivity: NIODeadline
     private var tick = TimeAmount.seconds(1)
     /// How long a lingering close waits for the client to close its side.
@@ -318,26 +318,6 @@ final class ServeConnection: ChannelDuplexHandler, FlushesAnswers {
         } else {
             finish(after: out, context: context)
         }
-    }
-
-    private func flushIfNeeded(context: ChannelHandlerContext) {
-        if unflushed {
-            unflushed = false
-            context.flush()
-        }
-    }
-
-    /// Flushes with the loop's other answers of this cycle (``AnswerFlusher``); at once outside a server.
-    private func flushSoon(context: ChannelHandlerContext) {
-        guard unflushed, !flushQueued else { return }
-        guard let flusher else { return flushIfNeeded(context: context) }
-        flushQueued = true
-        flusher.flushLater(self, context: context)
-    }
-
-    func flushAnswers(context: ChannelHandlerContext) {
-        flushQueued = false
-        flushIfNeeded(context: context)
     }
 
     /// Answers `status` to a request that is not taken, and closes.
