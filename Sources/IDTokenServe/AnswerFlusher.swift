@@ -34,9 +34,10 @@ extension FlushesAnswers {
     }
 }
 
-/// One event loop's flushes, done together once the loop has handled the reads it woke up for (both doors, every
-/// connection on the loop): the answers of a cycle leave one after another instead of one at a time between the
-/// cycle's verifications.
+/// One event loop's flushes, done together once the loop has handled the reads it woke up for: the answers of a
+/// cycle leave one after another instead of one at a time between the cycle's verifications. The HTTP door flushes
+/// every answer through it; the gRPC door the answers of a batch or of an asynchronous wait (a gRPC connection's
+/// answers of one read already leave together, so it flushes those at the end of its read).
 ///
 /// Every flush is a `write` to a client that is often asleep waiting for it, and waking a sleeping peer is most of a
 /// loopback write's cost (on a virtual machine the wake-up is an interrupt to another CPU). A cycle's answers written

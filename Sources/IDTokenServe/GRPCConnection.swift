@@ -68,7 +68,8 @@ final class GRPCConnection: ChannelDuplexHandler, FlushesAnswers {
     private let service: ServeService
     private let door: ExternalAuthorization
     private let batcher: SignatureBatcher?
-    /// This connection's event loop's flushes, done once the loop's cycle of reads is handled.
+    /// This connection's event loop's flusher, for the answers of a batch or an asynchronous wait (the answers of a
+    /// read are flushed at its end).
     let flusher: AnswerFlusher?
     private let maximumMessage: Int
     private let requestTimeout: TimeAmount

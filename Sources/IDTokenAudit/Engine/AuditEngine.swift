@@ -399,7 +399,7 @@ package final class AuditEngine: @unchecked Sendable {
     }
 
     /// Judges a batch's records in three passes: every record extracted and looked up in the verdict cache; the
-    /// rest verified together (``MultiProfileVerifier/evaluate(batch:)``: eight RS256 signatures at a time on a CPU
+    /// rest verified together (``MultiProfileVerifier/evaluate(count:signatures:prepared:_:)``: eight RS256 signatures at a time on a CPU
     /// with AVX-512 IFMA); then, in input order, each verdict cached and rendered. A worker never waits on another
     /// while it holds claims of its own: a token another worker is judging is looked up again in the last pass.
     private func process(_ batch: Batch, cache: VerdictCache, findReplays: Bool, interners: ClaimInterners,
