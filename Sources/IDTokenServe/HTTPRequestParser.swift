@@ -80,7 +80,7 @@ struct HTTPRequestParser: Sendable {
         switch Self.lineEnd(bytes, from: index) {
         case .incomplete: return incomplete(bytes)
         case .bare: return .refused(.badRequest("a line does not end in CRLF"))
-        case .end(let end, _): lineEnd = end
+        case .end(let end, _, _): lineEnd = end
         }
         let method = index
         while index < lineEnd && Self.isToken(bytes[index]) { index += 1 }
@@ -105,6 +105,7 @@ struct HTTPRequestParser: Sendable {
         index = lineEnd + 2
 
         var authorization: Range<Int>?
+        var authorizationPrintable = false
         var nonce: Range<Int>?
         var appCheck: Range<Int>?
         var cookies: [Range<Int>] = []
@@ -117,11 +118,14 @@ struct HTTPRequestParser: Sendable {
         // The fields, up to the empty line.
         while true {
             let end: Int
+            let lineIsPrintable: Bool
             switch Self.lineEnd(bytes, from: index) {
             case .incomplete: return incomplete(bytes)
             case .bare: return .refused(.badRequest("a line does not end in CRLF"))
-            case .end(_, control: true): return .refused(.badRequest("a control character in a header field"))
-            case .end(let at, control: false): end = at
+            case .end(_, control: true, _): return .refused(.badRequest("a control character in a header field"))
+            case .end(let at, control: false, let printable):
+                end = at
+                lineIsPrintable = printable
             }
             if end == index { index += 2; break }
             let name = index
@@ -142,6 +146,7 @@ struct HTTPRequestParser: Sendable {
             case 13 where Self.named(bytes, name, "authorization"):
                 guard authorization == nil else { return .refused(.badRequest("more than one Authorization header")) }
                 authorization = value
+                authorizationPrintable = lineIsPrintable
             case 14 where Self.named(bytes, name, "content-length"):
                 guard let length = Self.decimal(bytes, value), contentLength == nil || contentLength == length else {
                     return .refused(.badRequest("an invalid or conflicting Content-Length"))
@@ -176,8 +181,18 @@ struct HTTPRequestParser: Sendable {
         }
         var cookie: String?
         if !cookies.isEmpty { cookie = cookies.map(text).joined(separator: "; ") }
-        let request = ServeRequest(target: text(target..<targetEnd), authorization: authorization.map(text), cookie: cookie,
-                                   nonce: nonce.map(text), appCheck: appCheck.map(text))
+        // A `Bearer` token of visible ASCII, as every client sends it, is taken from the bytes: one string, the token's.
+        // Any other value is kept whole for BearerToken to decide on.
+        var request = ServeRequest(target: text(target..<targetEnd), cookie: cookie, nonce: nonce.map(text),
+                                   appCheck: appCheck.map(text))
+        if let authorization {
+            let value = UnsafeRawBufferPointer(rebasing: bytes[authorization])
+            if let token = BearerToken.visibleToken(inAuthorization: value, printable: authorizationPrintable) {
+                request.bearerToken = text(authorization.lowerBound + token.lowerBound..<authorization.lowerBound + token.upperBound)
+            } else {
+                request.authorization = text(authorization)
+            }
+        }
         let isHEAD = methodEnd - method == 4 && Self.matches(bytes, method, "HEAD")
         return .head(Head(request: request, length: index, bodyLength: bodyLength, chunked: chunked,
                           keepAlive: !close && !chunked && (!isHTTP10 || keepAliveToken), isHTTP10: isHTTP10, isHEAD: isHEAD))
@@ -201,8 +216,8 @@ struct HTTPRequestParser: Sendable {
         /// A CR or LF stands alone in it.
         case bare
         /// The index of the CR of its CRLF; `control`: whether the line holds a control character other than
-        /// TAB, or DEL.
-        case end(Int, control: Bool)
+        /// TAB, or DEL; `printable`: whether every byte before the CR is printable ASCII (0x20 to 0x7E).
+        case end(Int, control: Bool, printable: Bool)
     }
 
     /// Finds the end of the line at `start`, eight bytes at a time while none of them is a control character or
@@ -212,6 +227,7 @@ struct HTTPRequestParser: Sendable {
         // Sixteen bytes a vector compare to the first byte that is not printable ASCII (most lines, a token above
         // all, have none before their CR); from there eight bytes and then one at a time.
         var index = ByteSearch.firstIndex(outside: 0x20, 0x7E, in: bytes, from: start)
+        let firstUnprintable = index
         var control = false
         while index < count {
             if index + 8 <= count {
@@ -225,7 +241,7 @@ struct HTTPRequestParser: Sendable {
                 let byte = bytes[index]
                 if byte == 13 {
                     guard index + 1 < count else { return .incomplete }
-                    return bytes[index + 1] == 10 ? .end(index, control: control) : .bare
+                    return bytes[index + 1] == 10 ? .end(index, control: control, printable: index == firstUnprintable) : .bare
                 }
                 if byte == 10 { return .bare }
                 if (byte < 32 && byte != 9) || byte == 0x7F { control = true }

@@ -4,7 +4,18 @@ import IDTokenKit
 package struct ServeRequest: Sendable {
     /// The request target (path and query).
     package var target: String
+    /// The `Authorization` header's value, unless ``bearerToken`` holds what it says.
     package var authorization: String?
+    /// The token of an `Authorization: Bearer` header of the usual form (see
+    /// `BearerToken.visibleToken(inAuthorization:printable:)`), read from the request's bytes by the HTTP door, which
+    /// then leaves ``authorization`` nil: the same token that BearerToken would find in the whole value.
+    package var bearerToken: String?
+
+    /// Whether the request has an `Authorization` header (then its token is the credential, and no cookie is read).
+    package var hasAuthorization: Bool { bearerToken != nil || authorization != nil }
+
+    /// The token of the `Authorization` header: nil when there is none, or when it holds no bearer credential.
+    package var authorizationToken: String? { bearerToken ?? authorization.flatMap(BearerToken.token(inAuthorization:)) }
     /// The `Cookie` header(s), joined with `; `.
     package var cookie: String?
     package var nonce: String?

@@ -308,7 +308,7 @@ package final class ServeService: Sendable {
 
     /// The bearer token, or the profile's cookie (the chosen profile's, else any configured cookie).
     func token(of request: ServeRequest, profile: String?) -> String? {
-        if let authorization = request.authorization { return BearerToken.token(inAuthorization: authorization) }
+        if request.hasAuthorization { return request.authorizationToken }
         guard let cookieHeader = request.cookie, !settings.cookies.isEmpty else { return nil }
         let names = profile.map { settings.cookies[$0].map { [$0] } ?? [] } ?? settings.cookies.values.sorted()
         return Self.cookie(named: names, in: cookieHeader)

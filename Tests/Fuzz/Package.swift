@@ -29,7 +29,8 @@ let package = Package(
         ),
         .executableTarget(
             name: "FuzzHTTPHead",
-            dependencies: ["FuzzDriver", .product(name: "IDTokenServe", package: "IDTokenKit")]
+            dependencies: ["FuzzDriver", .product(name: "IDTokenServe", package: "IDTokenKit"),
+                           .product(name: "IDTokenKit", package: "IDTokenKit")]
         ),
         .executableTarget(
             name: "FuzzCheckRequest",

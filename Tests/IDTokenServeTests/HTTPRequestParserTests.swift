@@ -1,4 +1,5 @@
 @testable import IDTokenServe
+import IDTokenKit
 import Testing
 
 /// The request heads the service reads itself: what it keeps from them, and every ambiguity it refuses rather
@@ -29,11 +30,44 @@ struct HTTPRequestParserTests {
             + "Cookie: a=1\r\nX-Other: y\r\ncookie: __session=t\r\nx-idtoken-NONCE: n-1\r\n\r\nGET /next"
         let head = try head(text)
         #expect(head.request.target == "/verify/firebase?x=1")
-        #expect(head.request.authorization == "Bearer abc.def.ghi")
+        // The usual form of the header: its token is read from the bytes, and the value is not kept.
+        #expect(head.request.bearerToken == "abc.def.ghi")
+        #expect(head.request.authorization == nil)
         #expect(head.request.cookie == "a=1; __session=t")
         #expect(head.request.nonce == "n-1")
         #expect(head.length == text.utf8.count - "GET /next".utf8.count)
         #expect(head.keepAlive && !head.isHTTP10 && !head.isHEAD && head.bodyLength == 0 && !head.chunked)
+    }
+
+    /// The token the parser takes from the bytes is the one BearerToken finds in the whole value, for every value:
+    /// every printable ASCII byte, a tab and non-ASCII text at several places, other schemes, spaces.
+    @Test func theBearerTokenReadFromTheBytesIsTheOneBearerTokenFinds() throws {
+        var values = ["Bearer abc.def.ghi", "bearer  abc   ", "BEARER x", "Bearer", "Bearer   ", "Bearerabc", "Basic dXNlcjpwYXNz",
+                      "Bearer a b", "Bearer a\tb", "Bearer zoë", "Béarer abc", "Bearer é", "Bearer a\u{A0}b", "Bearer\tabc"]
+        let token = String(repeating: "eyJhbGciOi.", count: 3)
+        for byte in UInt8(0x20)...0x7E {
+            for place in [0, 1, 8, 16, token.utf8.count - 1, token.utf8.count] {
+                var bytes = Array(token.utf8)
+                bytes.insert(byte, at: place)
+                values.append("Bearer " + String(decoding: bytes, as: UTF8.self))
+            }
+        }
+        var fromBytes = 0
+        for value in values {
+            let head = try head("GET /verify HTTP/1.1\r\nHost: a\r\nAuthorization: \(value)\r\n\r\n")
+            let trimmed = String(value.drop { $0 == " " || $0 == "\t" }.reversed().drop { $0 == " " || $0 == "\t" }.reversed())
+            #expect(head.request.hasAuthorization, "\(value.debugDescription)")
+            #expect(head.request.authorizationToken == BearerToken.token(inAuthorization: trimmed), "\(value.debugDescription)")
+            if head.request.bearerToken != nil {
+                fromBytes += 1
+                #expect(head.request.authorization == nil)
+            } else {
+                #expect(head.request.authorization == trimmed, "\(value.debugDescription)")
+            }
+        }
+        // The usual values (a visible ASCII token after the scheme) were read from the bytes.
+        #expect(fromBytes > values.count / 2)
+        #expect(try head("GET / HTTP/1.1\r\nHost: a\r\n\r\n").request.hasAuthorization == false)
     }
 
     @Test func connectionPersistenceFollowsTheVersionAndConnectionOptions() throws {

@@ -14,23 +14,12 @@ public enum BearerToken {
         var value = value
         var found: Range<Int>?
         let text = value.withUTF8 { bytes -> String? in
-            guard bytes.count > 7 else { return nil }
-            // Letters compared with bit 5 set (only `B`/`b` give `b`, …); the space exactly (a NUL with bit 5 set
-            // would be one).
-            guard bytes[0] | 0x20 == UInt8(ascii: "b"), bytes[1] | 0x20 == UInt8(ascii: "e"), bytes[2] | 0x20 == UInt8(ascii: "a"),
-                  bytes[3] | 0x20 == UInt8(ascii: "r"), bytes[4] | 0x20 == UInt8(ascii: "e"), bytes[5] | 0x20 == UInt8(ascii: "r") else {
-                return nil
-            }
-            guard bytes[6] == UInt8(ascii: " ") else { return nil }
-            var start = 7, end = bytes.count
-            while start < end, bytes[start] == UInt8(ascii: " ") { start += 1 }
-            while end > start, bytes[end - 1] == UInt8(ascii: " ") { end -= 1 }
-            guard start < end else { return nil }
-            let token = UnsafeBufferPointer(rebasing: bytes[start..<end])
+            guard let bounds = credentialBounds(UnsafeRawBufferPointer(bytes)) else { return nil }
+            let token = UnsafeBufferPointer(rebasing: bytes[bounds])
             // A JWS is visible ASCII, checked sixteen bytes at a time: the usual case, whose text is copied from the
             // header's below (valid UTF-8 already, so not checked again).
             if ByteSearch.allASCII(UnsafeRawBufferPointer(token), from: 0x21) {
-                found = start..<end
+                found = bounds
                 return nil
             }
             var ascii = true
@@ -46,5 +35,41 @@ public enum BearerToken {
         guard let found else { return text }
         let utf8 = value.utf8
         return String(value[utf8.index(utf8.startIndex, offsetBy: found.lowerBound)..<utf8.index(utf8.startIndex, offsetBy: found.upperBound)])
+    }
+
+    /// Where the token is in an `Authorization` value of the form every client sends, `Bearer`, spaces, and a token
+    /// of visible ASCII (spaces after it allowed): its bytes are then exactly what ``token(inAuthorization:)``
+    /// returns. Nil for any other value, which ``token(inAuthorization:)`` decides on: another scheme, no token, a
+    /// token with whitespace inside or with bytes that are not visible ASCII.
+    ///
+    /// For an HTTP server reading the header from its request's bytes, so that the value is not made a `String`
+    /// only to be cut down to the token's.
+    /// - Parameter printable: every byte of `value` is already known to be printable ASCII (0x20 to 0x7E), as a
+    ///   parser that has scanned the header line knows: then only a space inside the token is looked for.
+    package static func visibleToken(inAuthorization value: UnsafeRawBufferPointer, printable: Bool) -> Range<Int>? {
+        guard let bounds = credentialBounds(value), let base = value.baseAddress else { return nil }
+        if printable {
+            let bytes = base.assumingMemoryBound(to: UInt8.self)
+            return ByteSearch.firstIndex(of: UInt8(ascii: " "), in: bytes, from: bounds.lowerBound, to: bounds.upperBound) == nil
+                ? bounds : nil
+        }
+        return ByteSearch.allASCII(UnsafeRawBufferPointer(rebasing: value[bounds]), from: 0x21) ? bounds : nil
+    }
+
+    /// The bounds of what follows the `Bearer` scheme (compared without regard to case) and the spaces after it,
+    /// the spaces at the end dropped; nil for another scheme or nothing after it.
+    private static func credentialBounds(_ bytes: UnsafeRawBufferPointer) -> Range<Int>? {
+        guard bytes.count > 7 else { return nil }
+        // Letters compared with bit 5 set (only `B`/`b` give `b`, …); the space exactly (a NUL with bit 5 set
+        // would be one).
+        guard bytes[0] | 0x20 == UInt8(ascii: "b"), bytes[1] | 0x20 == UInt8(ascii: "e"), bytes[2] | 0x20 == UInt8(ascii: "a"),
+              bytes[3] | 0x20 == UInt8(ascii: "r"), bytes[4] | 0x20 == UInt8(ascii: "e"), bytes[5] | 0x20 == UInt8(ascii: "r") else {
+            return nil
+        }
+        guard bytes[6] == UInt8(ascii: " ") else { return nil }
+        var start = 7, end = bytes.count
+        while start < end, bytes[start] == UInt8(ascii: " ") { start += 1 }
+        while end > start, bytes[end - 1] == UInt8(ascii: " ") { end -= 1 }
+        return start < end ? start..<end : nil
     }
 }

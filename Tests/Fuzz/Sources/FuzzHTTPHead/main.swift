@@ -1,4 +1,5 @@
 import FuzzDriver
+import IDTokenKit
 @testable import IDTokenServe  // the parser is internal to the service; -enable-testing builds reach it
 
 // `idtoken serve`'s request-head parser (HTTPRequestParser) on hostile bytes: what a client, or a proxy that
@@ -32,7 +33,8 @@ func checkValue(_ value: String?, _ name: String) {
 func sameHead(_ a: HTTPRequestParser.Head, _ b: HTTPRequestParser.Head) -> Bool {
     a.length == b.length && a.bodyLength == b.bodyLength && a.chunked == b.chunked && a.keepAlive == b.keepAlive
         && a.isHTTP10 == b.isHTTP10 && a.isHEAD == b.isHEAD && a.request.target == b.request.target
-        && a.request.authorization == b.request.authorization && a.request.cookie == b.request.cookie
+        && a.request.authorization == b.request.authorization && a.request.bearerToken == b.request.bearerToken
+        && a.request.cookie == b.request.cookie
         && a.request.nonce == b.request.nonce
 }
 
@@ -60,6 +62,15 @@ Fuzz.run { data in
         if head.chunked && head.keepAlive { Fuzz.fail("a chunked body on a connection kept alive") }
         if head.request.target.utf8.contains(where: { $0 <= 32 || $0 == 0x7F }) { Fuzz.fail("target holds a space or control: \(head.request.target)") }
         checkValue(head.request.authorization, "Authorization")
+        checkValue(head.request.bearerToken, "the bearer token")
+        // The token read from the bytes is the one BearerToken finds in the whole value, and only such a token is.
+        if let token = head.request.bearerToken {
+            if head.request.authorization != nil { Fuzz.fail("both the Authorization value and its token kept") }
+            if token.utf8.contains(where: { $0 <= 0x20 || $0 >= 0x7F }) { Fuzz.fail("a bearer token with a space or a byte outside visible ASCII: \(Fuzz.show(Array(token.utf8)))") }
+        } else if let value = head.request.authorization, let token = BearerToken.token(inAuthorization: value),
+                  token.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) {
+            Fuzz.fail("a visible ASCII bearer token left in the Authorization value: \(Fuzz.show(Array(value.utf8)))")
+        }
         checkValue(head.request.nonce, "nonce")
         // The head alone is the same head.
         guard case .head(let alone) = parse(Array(bytes[..<length]), parser), sameHead(alone, head) else {
