@@ -290,10 +290,14 @@ final class ServeConnection: ChannelDuplexHandler, FlushesAnswers {
         var sent: UInt64 = 0
         var size = 9 + status.utf8CodeUnitCount + 16 + length.utf8.count + ending.utf8CodeUnitCount
             + (sendsBody ? response.body.utf8.count : 0) + (identity?.http.count ?? 0)
-        for (position, (name, value)) in response.headers.prefix(64).enumerated()
-        where position < response.safeHeaders || IdentityHeaders.isSafe(value) {
-            sent |= 1 << position
-            size += name.utf8.count + value.utf8.count + 4
+        // The headers read in place, by index: iterating the list (or a slice of it) copies each pair, a retain and a
+        // release of both strings, twice an answer.
+        let headers = min(response.headers.count, 64)
+        response.headers.withUnsafeBufferPointer { list in
+            for position in 0..<headers where position < response.safeHeaders || IdentityHeaders.isSafe(list[position].1) {
+                sent |= 1 << position
+                size += list[position].0.utf8.count + list[position].1.utf8.count + 4
+            }
         }
         var out = context.channel.allocator.buffer(capacity: size)
         out.writeWithUnsafeMutableBytes(minimumWritableBytes: size) { buffer in
@@ -301,11 +305,13 @@ final class ServeConnection: ChannelDuplexHandler, FlushesAnswers {
             writer.text("HTTP/1.1 ")
             writer.text(status)
             if let identity { writer.bytes(identity.http) }
-            for (position, (name, value)) in response.headers.prefix(64).enumerated() where sent & (1 << position) != 0 {
-                writer.text(name)
-                writer.text(": ")
-                writer.text(value)
-                writer.text("\r\n")
+            response.headers.withUnsafeBufferPointer { list in
+                for position in 0..<headers where sent & (1 << position) != 0 {
+                    writer.text(list[position].0)
+                    writer.text(": ")
+                    writer.text(list[position].1)
+                    writer.text("\r\n")
+                }
             }
             writer.text("Content-Length: ")
             writer.text(length)
