@@ -183,18 +183,22 @@ struct HTTPRequestParser: Sendable {
         if !cookies.isEmpty { cookie = cookies.map(text).joined(separator: "; ") }
         // A `Bearer` token of visible ASCII, as every client sends it, is taken from the bytes: one string, the token's.
         // Any other value is kept whole for BearerToken to decide on.
-        var request = ServeRequest(target: text(target..<targetEnd), cookie: cookie, nonce: nonce.map(text),
-                                   appCheck: appCheck.map(text))
+        var bearerToken: String?, authorizationValue: String?
         if let authorization {
             let value = UnsafeRawBufferPointer(rebasing: bytes[authorization])
             if let token = BearerToken.visibleToken(inAuthorization: value, printable: authorizationPrintable) {
-                request.bearerToken = text(authorization.lowerBound + token.lowerBound..<authorization.lowerBound + token.upperBound)
+                bearerToken = text(authorization.lowerBound + token.lowerBound..<authorization.lowerBound + token.upperBound)
             } else {
-                request.authorization = text(authorization)
+                authorizationValue = text(authorization)
             }
         }
         let isHEAD = methodEnd - method == 4 && Self.matches(bytes, method, "HEAD")
-        return .head(Head(request: request, length: index, bodyLength: bodyLength, chunked: chunked,
+        // The request made in place in the head (a request made first is copied into it: a retain and a release of
+        // each of its strings).
+        return .head(Head(request: ServeRequest(target: text(target..<targetEnd), authorization: authorizationValue,
+                                                bearerToken: bearerToken, cookie: cookie, nonce: nonce.map(text),
+                                                appCheck: appCheck.map(text)),
+                          length: index, bodyLength: bodyLength, chunked: chunked,
                           keepAlive: !close && !chunked && (!isHTTP10 || keepAliveToken), isHTTP10: isHTTP10, isHEAD: isHEAD))
     }
 

@@ -189,7 +189,9 @@ final class ServeConnection: ChannelDuplexHandler, FlushesAnswers {
             guard buffer.readableBytes > 0 else { return }
             if case .body = phase { return }
             let result = buffer.withUnsafeReadableBytes { parser.parse($0) }
-            switch result {
+            // Consumed: the head's request is moved out of the result, not copied (a retain and a release of each of
+            // its strings).
+            switch consume result {
             case .incomplete:
                 if case .idle = phase { phase = .head(since: lastActivity) }
                 if buffer.readerIndex > 0 { buffer.discardReadBytes() }

@@ -22,9 +22,11 @@ package struct ServeRequest: Sendable {
     /// The App Check token header's value, when the service requires one.
     package var appCheck: String?
 
-    package init(target: String, authorization: String? = nil, cookie: String? = nil, nonce: String? = nil, appCheck: String? = nil) {
+    package init(target: String, authorization: String? = nil, bearerToken: String? = nil, cookie: String? = nil,
+                 nonce: String? = nil, appCheck: String? = nil) {
         self.target = target
         self.authorization = authorization
+        self.bearerToken = bearerToken
         self.cookie = cookie
         self.nonce = nonce
         self.appCheck = appCheck
