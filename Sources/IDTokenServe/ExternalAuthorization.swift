@@ -279,12 +279,11 @@ package struct ExternalAuthorization: Sendable {
         let identity = allowed ? answer.identity : nil
         var headersSize = identity?.grpc.count ?? 0
         var sent: UInt32 = identity?.grpcIdentities ?? 0
-        /// Which of the answer's headers are written (its first 64; an answer has about ten).
+        /// Which of the answer's headers are written (of those it sends: ServeResponse.sentHeaders).
         var written: UInt64 = 0
-        for (position, (name, value)) in answer.headers.prefix(64).enumerated()
-        where position < answer.safeHeaders || IdentityHeaders.isSafe(value) {
+        answer.forEachHeader(in: answer.sentHeaders) { position, name, value in
             let identity = allowed ? Self.identityIndex(name) : nil
-            guard !allowed || identity != nil else { continue }
+            guard !allowed || identity != nil else { return }
             headersSize += Self.fieldSize(Self.optionSize(name, value))
             written |= 1 << position
             if let identity { sent |= 1 << identity }
@@ -326,9 +325,7 @@ package struct ExternalAuthorization: Sendable {
             }
             // headers (2 in both).
             if let identity { out.bytes(identity.grpc) }
-            for (position, (name, value)) in answer.headers.prefix(64).enumerated() where written & (1 << position) != 0 {
-                out.headerOption(name, value)
-            }
+            answer.forEachHeader(in: written) { _, name, value in out.headerOption(name, value) }
             if allowed {
                 // OkHttpResponse.headers_to_remove (5).
                 for (index, name) in Self.identityHeaders.enumerated() where sent & (1 << index) == 0 { out.string(5, name) }

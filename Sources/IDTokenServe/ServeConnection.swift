@@ -289,31 +289,21 @@ final class ServeConnection: ChannelDuplexHandler, FlushesAnswers {
         // The exact size first, then the bytes in one write: the identity headers as they were laid out when the token
         // was first answered, then the headers IdentityHeaders.isSafe passes (at most 64 of them; an answer has a few).
         let identity = response.identity
-        var sent: UInt64 = 0
         var size = 9 + status.utf8CodeUnitCount + 16 + length.utf8.count + ending.utf8CodeUnitCount
             + (sendsBody ? response.body.utf8.count : 0) + (identity?.http.count ?? 0)
-        // The headers read in place, by index: iterating the list (or a slice of it) copies each pair, a retain and a
-        // release of both strings, twice an answer.
-        let headers = min(response.headers.count, 64)
-        response.headers.withUnsafeBufferPointer { list in
-            for position in 0..<headers where position < response.safeHeaders || IdentityHeaders.isSafe(list[position].1) {
-                sent |= 1 << position
-                size += list[position].0.utf8.count + list[position].1.utf8.count + 4
-            }
-        }
+        let sent = response.sentHeaders
+        response.forEachHeader(in: sent) { _, name, value in size += name.utf8.count + value.utf8.count + 4 }
         var out = context.channel.allocator.buffer(capacity: size)
         out.writeWithUnsafeMutableBytes(minimumWritableBytes: size) { buffer in
             var writer = ByteWriter(buffer: buffer)
             writer.text("HTTP/1.1 ")
             writer.text(status)
             if let identity { writer.bytes(identity.http) }
-            response.headers.withUnsafeBufferPointer { list in
-                for position in 0..<headers where sent & (1 << position) != 0 {
-                    writer.text(list[position].0)
-                    writer.text(": ")
-                    writer.text(list[position].1)
-                    writer.text("\r\n")
-                }
+            response.forEachHeader(in: sent) { _, name, value in
+                writer.text(name)
+                writer.text(": ")
+                writer.text(value)
+                writer.text("\r\n")
             }
             writer.text("Content-Length: ")
             writer.text(length)

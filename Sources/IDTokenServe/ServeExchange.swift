@@ -52,6 +52,36 @@ package struct ServeResponse: Sendable {
     var slot: Int?
 }
 
+extension ServeResponse {
+    /// Which of the answer's first 64 headers are sent (an answer has about ten), one bit a position: the rule's own
+    /// encodings (``safeHeaders``), and every other value ``IdentityHeaders/isSafe(_:)`` passes. Both doors write
+    /// these and no others.
+    var sentHeaders: UInt64 {
+        let count = min(headers.count, 64)
+        // Read in place, by index: iterating the list copies each pair, a retain and a release of both strings.
+        return headers.withUnsafeBufferPointer { list in
+            var sent: UInt64 = 0
+            for position in 0..<count where position < safeHeaders || IdentityHeaders.isSafe(list[position].1) {
+                sent |= 1 << position
+            }
+            return sent
+        }
+    }
+
+    /// Calls `body` with the position, name and value of each header of `sent` (``sentHeaders``, or fewer), in order,
+    /// the pairs read in place.
+    func forEachHeader(in sent: UInt64, _ body: (Int, String, String) -> Void) {
+        headers.withUnsafeBufferPointer { list in
+            var rest = sent
+            while rest != 0 {
+                let position = rest.trailingZeroBitCount
+                rest &= rest &- 1
+                body(position, list[position].0, list[position].1)
+            }
+        }
+    }
+}
+
 /// The answer to a request: ready now (the common case: keys cached, no store to ask), after waiting for a
 /// key fetch or the Redis replay store, or (for a door that batches signatures) once the token's signature has been
 /// verified with the others of its event-loop cycle.
