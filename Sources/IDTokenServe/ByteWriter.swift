@@ -1,3 +1,5 @@
+import JOSE
+
 /// Bytes written in place into a buffer whose size was computed first (an answer's header block, a protobuf
 /// message): one `writeWithUnsafeMutableBytes` instead of a bounds and capacity check for every piece.
 struct ByteWriter {
@@ -15,18 +17,20 @@ struct ByteWriter {
     /// A string's UTF-8 bytes, ASCII letters lower-cased when asked.
     @inline(__always)
     mutating func text(_ text: String, lowercased: Bool = false) {
-        let count = text.utf8.count
-        let target = UnsafeMutableRawBufferPointer(rebasing: buffer[at..<at + count])
-        let copied = text.utf8.withContiguousStorageIfAvailable { target.copyMemory(from: UnsafeRawBufferPointer($0)) }
-        if copied == nil {
-            for (offset, byte) in text.utf8.enumerated() { target[offset] = byte }
-        }
+        text.withBorrowedUTF8 { bytes(UnsafeRawBufferPointer($0), lowercased: lowercased) }
+    }
+
+    /// Bytes as they are, ASCII letters lower-cased when asked.
+    @inline(__always)
+    mutating func bytes(_ bytes: UnsafeRawBufferPointer, lowercased: Bool = false) {
+        let target = UnsafeMutableRawBufferPointer(rebasing: buffer[at..<at + bytes.count])
+        if !bytes.isEmpty { target.copyMemory(from: bytes) }
         if lowercased {
             for index in target.indices where target[index] >= UInt8(ascii: "A") && target[index] <= UInt8(ascii: "Z") {
                 target[index] |= 0x20
             }
         }
-        at += count
+        at += bytes.count
     }
 
     @inline(__always)

@@ -1,3 +1,4 @@
+import JOSE
 import NIOCore
 
 /// Envoy's `envoy.service.auth.v3.Authorization/Check` (`ext_authz` over gRPC) as bytes: the few fields of a
@@ -276,15 +277,15 @@ package struct ExternalAuthorization: Sendable {
         // The headers sent: over HTTP, only values IdentityHeaders.isSafe passes reach a client, and so here; an allow
         // sends the identity headers only, and asks Envoy to remove the identity headers it does not send.
         // An allow's identity headers come laid out already (IdentityAnswer), as the token's first answer wrote them.
-        let identity = allowed ? answer.identity : nil
-        var headersSize = identity?.grpc.count ?? 0
-        var sent: UInt32 = identity?.grpcIdentities ?? 0
+        let identity = allowed ? answer.identity?.grpcLayout : nil
+        var headersSize = identity?.bytes.count ?? 0
+        var sent: UInt32 = identity?.identities ?? 0
         /// Which of the answer's headers are written (of those it sends: ServeResponse.sentHeaders).
         var written: UInt64 = 0
         answer.forEachHeader(in: answer.sentHeaders) { position, name, value in
             let identity = allowed ? Self.identityIndex(name) : nil
             guard !allowed || identity != nil else { return }
-            headersSize += Self.fieldSize(Self.optionSize(name, value))
+            headersSize += Self.fieldSize(Self.optionSize(name.utf8.count, value.utf8.count))
             written |= 1 << position
             if let identity { sent |= 1 << identity }
         }
@@ -324,7 +325,7 @@ package struct ExternalAuthorization: Sendable {
                 out.varint(UInt64(answer.status))
             }
             // headers (2 in both).
-            if let identity { out.bytes(identity.grpc) }
+            if let identity { out.bytes(identity.bytes) }
             answer.forEachHeader(in: written) { _, name, value in out.headerOption(name, value) }
             if allowed {
                 // OkHttpResponse.headers_to_remove (5).
@@ -338,55 +339,71 @@ package struct ExternalAuthorization: Sendable {
     }
 
     /// The `headers` fields of an allow's identity headers (those of them named in ``identityHeaders``), and which of
-    /// ``identityHeaders`` they are: laid out once per token (``IdentityAnswer``).
-    static func identityOptions(_ headers: [(String, String)]) -> (bytes: [UInt8], identities: UInt32) {
-        var size = 0
-        var identities: UInt32 = 0
-        var written: UInt64 = 0
-        for (position, (name, value)) in headers.prefix(64).enumerated() {
-            guard let index = identityIndex(name) else { continue }
-            identities |= 1 << index
-            written |= 1 << position
-            size += fieldSize(optionSize(name, value))
-        }
-        let bytes = [UInt8](unsafeUninitializedCapacity: size) { buffer, count in
-            var out = ByteWriter(buffer: UnsafeMutableRawBufferPointer(buffer))
-            for (position, (name, value)) in headers.prefix(64).enumerated() where written & (1 << position) != 0 {
-                out.headerOption(name, value)
+    /// ``identityHeaders`` they are, from the HTTP door's `Name: value\r\n` lines (``IdentityAnswer/http``): laid out
+    /// once per token when the answer is kept.
+    static func identityOptions(http: [UInt8]) -> (bytes: [UInt8], identities: UInt32) {
+        http.withUnsafeBytes { lines in
+            // Each line's name and value: the name (a token) ends at the first colon, the value after ": " at the CR.
+            var fields: [(name: Range<Int>, value: Range<Int>)] = []
+            var start = 0
+            while start < lines.count {
+                var colon = start
+                while lines[colon] != UInt8(ascii: ":") { colon += 1 }
+                var end = colon + 2
+                while lines[end] != 13 { end += 1 }
+                fields.append((start..<colon, colon + 2..<end))
+                start = end + 2
             }
-            count = out.at
+            var size = 0
+            var identities: UInt32 = 0
+            var written: UInt64 = 0
+            for (position, field) in fields.prefix(64).enumerated() {
+                guard let index = identityIndex(UnsafeRawBufferPointer(rebasing: lines[field.name])) else { continue }
+                identities |= 1 << index
+                written |= 1 << position
+                size += fieldSize(optionSize(field.name.count, field.value.count))
+            }
+            let bytes = [UInt8](unsafeUninitializedCapacity: size) { buffer, count in
+                var out = ByteWriter(buffer: UnsafeMutableRawBufferPointer(buffer))
+                for (position, field) in fields.prefix(64).enumerated() where written & (1 << position) != 0 {
+                    out.headerOption(UnsafeRawBufferPointer(rebasing: lines[field.name]), UnsafeRawBufferPointer(rebasing: lines[field.value]))
+                }
+                count = out.at
+            }
+            return (bytes, identities)
         }
-        return (bytes, identities)
     }
 
     /// The index in ``identityHeaders`` of a header name (compared without case).
     private static func identityIndex(_ name: String) -> Int? {
-        let count = name.utf8.count
-        guard count > 7 else { return nil }
-        var name = name
-        return name.withUTF8 { bytes -> Int? in
-            // Every identity header starts with `x-auth-`.
-            guard bytes[0] | 0x20 == UInt8(ascii: "x") else { return nil }
-            for index in identityBytes.indices where identityBytes[index].count == count {
-                let identity = identityBytes[index]
-                var same = true
-                for offset in 0..<count where (bytes[offset] >= 0x41 && bytes[offset] <= 0x5A ? bytes[offset] | 0x20 : bytes[offset]) != identity[offset] {
-                    same = false
-                    break
-                }
-                if same { return index }
+        name.withBorrowedUTF8 { identityIndex(UnsafeRawBufferPointer($0)) }
+    }
+
+    private static func identityIndex(_ bytes: UnsafeRawBufferPointer) -> Int? {
+        let count = bytes.count
+        // Every identity header starts with `x-auth-`.
+        guard count > 7, bytes[0] | 0x20 == UInt8(ascii: "x") else { return nil }
+        for index in identityBytes.indices where identityBytes[index].count == count {
+            let identity = identityBytes[index]
+            var same = true
+            for offset in 0..<count where (bytes[offset] >= 0x41 && bytes[offset] <= 0x5A ? bytes[offset] | 0x20 : bytes[offset]) != identity[offset] {
+                same = false
+                break
             }
-            return nil
+            if same { return index }
         }
+        return nil
     }
 
     private static let identityBytes = identityHeaders.map { Array($0.utf8) }
 
-    fileprivate static func headerValueSize(_ name: String, _ value: String) -> Int {
-        fieldSize(name.utf8.count) + (value.isEmpty ? 0 : fieldSize(value.utf8.count))
+    /// A HeaderValue's size: key (1) and value (2, left out when empty), of these lengths.
+    fileprivate static func headerValueSize(_ name: Int, _ value: Int) -> Int {
+        fieldSize(name) + (value == 0 ? 0 : fieldSize(value))
     }
 
-    fileprivate static func optionSize(_ name: String, _ value: String) -> Int {
+    /// A HeaderValueOption's size: its HeaderValue and append_action.
+    fileprivate static func optionSize(_ name: Int, _ value: Int) -> Int {
         fieldSize(headerValueSize(name, value)) + 2
     }
 
@@ -425,11 +442,20 @@ private extension ByteWriter {
     /// A `headers` field (2 in `OkHttpResponse` and `DeniedHttpResponse`): HeaderValueOption { header (1):
     /// HeaderValue { key (1), value (2) }, append_action (3) }, the name lower-case.
     mutating func headerOption(_ name: String, _ value: String) {
-        tag(2, length: ExternalAuthorization.optionSize(name, value))
-        tag(1, length: ExternalAuthorization.headerValueSize(name, value))
-        tag(1, length: name.utf8.count)
-        text(name, lowercased: true)
-        if !value.isEmpty { string(2, value) }
+        name.withBorrowedUTF8 { name in
+            value.withBorrowedUTF8 { value in headerOption(UnsafeRawBufferPointer(name), UnsafeRawBufferPointer(value)) }
+        }
+    }
+
+    mutating func headerOption(_ name: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) {
+        tag(2, length: ExternalAuthorization.optionSize(name.count, value.count))
+        tag(1, length: ExternalAuthorization.headerValueSize(name.count, value.count))
+        tag(1, length: name.count)
+        bytes(name, lowercased: true)
+        if !value.isEmpty {
+            tag(2, length: value.count)
+            bytes(value)
+        }
         byte(3 << 3)
         byte(2)   // OVERWRITE_IF_EXISTS_OR_ADD
     }

@@ -1,10 +1,11 @@
 import IDTokenKit
 
 /// The identity headers of an accepted token as this service sends them (DESIGN §10: `X-Auth-Subject` to
-/// `X-Auth-Claims`), encoded, checked and laid out for both doors once: the HTTP door's header lines and the gRPC
-/// door's `HeaderValueOption` fields. Made on the first answer to a token the verified-token cache holds, and kept in
-/// the token's ``IDTokenKit/VerifiedTokenMemo`` as long as the cache holds it, so that a token seen before (what a
-/// mesh mostly sees) is answered by copying bytes: no claim read, no encoding, no check of a header value again.
+/// `X-Auth-Claims`), encoded from the claims' bytes straight into the HTTP door's header lines, and laid out as the gRPC
+/// door's `HeaderValueOption` fields from those. Made for every allow; for a token the verified-token cache holds,
+/// made on its first answer (both layouts) and kept in the token's ``IDTokenKit/VerifiedTokenMemo`` as long as the
+/// cache holds it, so that a token seen before (what a mesh mostly sees) is answered by copying bytes: no claim read,
+/// no encoding, no check of a header value again.
 ///
 /// What varies from one answer to the next (`Cache-Control`'s `max-age`, `X-Auth-App-Id`) is not in it: those are
 /// the answer's other headers. It takes about twice the identity headers' size (1–2 KB for a Firebase ID token) for
@@ -13,31 +14,27 @@ final class IdentityAnswer: Sendable {
     /// The service that rendered it and the profile it was rendered for: a kept rendering is used only by them.
     let renderer: ObjectIdentifier
     let profile: String
-    /// `Name: value\r\n` for each header whose value ``IdentityHeaders/isSafe(_:)`` passes (every value the rule
-    /// encodes does), as the HTTP door writes them.
+    /// `Name: value\r\n` for each identity header, every value encoded by the rule (``IdentityHeaders``), as the HTTP
+    /// door writes them.
     let http: [UInt8]
-    /// The `headers` fields of an `OkHttpResponse`, as the gRPC door writes them (``ExternalAuthorization``).
-    let grpc: [UInt8]
-    /// Which of ``ExternalAuthorization/identityHeaders`` the headers are, by index (the others are removed upstream).
-    let grpcIdentities: UInt32
+    /// The `headers` fields of an `OkHttpResponse`, as the gRPC door writes them (``ExternalAuthorization``), and
+    /// which of ``ExternalAuthorization/identityHeaders`` the headers are, by index (the others are removed upstream):
+    /// laid out from ``http`` when the answer is kept, nil for an answer to one request (the gRPC door lays out its own).
+    let grpc: (bytes: [UInt8], identities: UInt32)?
     /// The token's `exp` (``VerifiedToken/expiresAt``), which every answer's `max-age` counts down to: read from the
     /// claims once, not on every answer.
     let expiresAt: Double
 
-    init(renderer: ObjectIdentifier, profile: String, headers: [(String, String)], expiresAt: Double) {
+    /// - Parameter laysOutGRPC: lay out the gRPC door's fields now (for an answer kept for the token's later
+    ///   requests, whichever door they come through).
+    init(renderer: ObjectIdentifier, profile: String, http: [UInt8], expiresAt: Double, laysOutGRPC: Bool) {
         self.renderer = renderer
         self.profile = profile
         self.expiresAt = expiresAt
-        let safe = headers.filter { IdentityHeaders.isSafe($0.1) }
-        var http: [UInt8] = []
-        http.reserveCapacity(safe.reduce(0) { $0 + $1.0.utf8.count + $1.1.utf8.count + 4 })
-        for (name, value) in safe {
-            http.append(contentsOf: name.utf8)
-            http.append(contentsOf: ": ".utf8)
-            http.append(contentsOf: value.utf8)
-            http.append(contentsOf: "\r\n".utf8)
-        }
         self.http = http
-        (grpc, grpcIdentities) = ExternalAuthorization.identityOptions(safe)
+        grpc = laysOutGRPC ? ExternalAuthorization.identityOptions(http: http) : nil
     }
+
+    /// The gRPC door's fields: the kept layout, or one made now from ``http``.
+    var grpcLayout: (bytes: [UInt8], identities: UInt32) { grpc ?? ExternalAuthorization.identityOptions(http: http) }
 }

@@ -28,10 +28,28 @@ package enum IdentityHeaders {
         passesAll(bytes) ? String(decoding: bytes, as: UTF8.self) : percentEncoded(bytes)
     }
 
+    /// Appends the value of these UTF-8 bytes encoded by the rule above to `out`, copied as they are when every byte
+    /// passes (most identifiers); returns the encoding's length. For answers laid out as bytes (``IdentityAnswer``).
+    @discardableResult
+    static func append(_ bytes: UnsafeBufferPointer<UInt8>, encodedTo out: inout [UInt8]) -> Int {
+        if passesAll(bytes) {
+            out.append(contentsOf: bytes)
+            return bytes.count
+        }
+        let start = out.count
+        appendPercentEncoded(bytes, to: &out)
+        return out.count - start
+    }
+
     /// Every byte that does not pass written as `%XX`.
     private static func percentEncoded(_ bytes: UnsafeBufferPointer<UInt8>) -> String {
         var out: [UInt8] = []
         out.reserveCapacity(bytes.count + 16)
+        appendPercentEncoded(bytes, to: &out)
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    private static func appendPercentEncoded(_ bytes: UnsafeBufferPointer<UInt8>, to out: inout [UInt8]) {
         for byte in bytes {
             if passes(byte) {
                 out.append(byte)
@@ -41,7 +59,6 @@ package enum IdentityHeaders {
                 out.append(hexDigits[Int(byte & 0x0F)])
             }
         }
-        return String(decoding: out, as: UTF8.self)
     }
 
     /// Several values (an audience list) encoded and joined by `,`.

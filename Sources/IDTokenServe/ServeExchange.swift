@@ -40,9 +40,6 @@ package struct ServeResponse: Sendable {
     var identity: IdentityAnswer?
     /// The answer's headers (after the identity headers, when there are any).
     package var headers: [(String, String)]
-    /// How many of the first ``headers`` are known to pass ``IdentityHeaders/isSafe(_:)`` already (an uncached
-    /// token's identity headers, encoded by the rule): the doors check only the others before writing them.
-    var safeHeaders = 0
     package var body: String
     /// The verdict's code when the answer refuses a token (what `X-Auth-Error` says over HTTP): the gRPC door's
     /// `status.message`, taken from the decision rather than read back from the headers. Nil for an allow, a
@@ -53,15 +50,15 @@ package struct ServeResponse: Sendable {
 }
 
 extension ServeResponse {
-    /// Which of the answer's first 64 headers are sent (an answer has about ten), one bit a position: the rule's own
-    /// encodings (``safeHeaders``), and every other value ``IdentityHeaders/isSafe(_:)`` passes. Both doors write
-    /// these and no others.
+    /// Which of the answer's first 64 headers are sent (an answer has a few), one bit a position: those whose value
+    /// ``IdentityHeaders/isSafe(_:)`` passes. Both doors write these and no others (and the identity headers, encoded
+    /// by the rule).
     var sentHeaders: UInt64 {
         let count = min(headers.count, 64)
         // Read in place, by index: iterating the list copies each pair, a retain and a release of both strings.
         return headers.withUnsafeBufferPointer { list in
             var sent: UInt64 = 0
-            for position in 0..<count where position < safeHeaders || IdentityHeaders.isSafe(list[position].1) {
+            for position in 0..<count where IdentityHeaders.isSafe(list[position].1) {
                 sent |= 1 << position
             }
             return sent

@@ -34,77 +34,59 @@ extension ServeService {
     func allow(_ verified: VerifiedToken, profile name: String, token: String, replayOrNonce: Bool) -> ServeResponse {
         // A token seen before carries its identity headers as this service rendered them on its first answer; a
         // cached token without them yet gets them laid out and kept; a token that is not cached (the cache off, or
-        // its miss) is answered with the headers as they are, since nothing would use a layout again.
-        var identity: IdentityAnswer?
-        var headers: [(String, String)] = []
-        let expiresAt: Double
+        // its miss) gets them laid out for this answer only.
+        let identity: IdentityAnswer
         if let kept = verified.memo?.value as? IdentityAnswer, kept.renderer == ObjectIdentifier(self), kept.profile == name {
             identity = kept
-            expiresAt = kept.expiresAt
         } else {
-            expiresAt = verified.expiresAt
             switch identityHeaders(verified, profile: name, payload: ProfileVerification.segment(of: token, verified.payloadRange)) {
             case .failure(let error): return refusal(error, profile: name)
             case .success(let rendered):
-                if let memo = verified.memo {
-                    identity = IdentityAnswer(renderer: ObjectIdentifier(self), profile: name, headers: rendered, expiresAt: expiresAt)
-                    memo.keep(identity!)
-                } else {
-                    headers = rendered
-                }
+                // Kept with the cached token, laid out for the gRPC door too; otherwise used for this answer only,
+                // and laid out for the gRPC door only if that door writes it.
+                let kept = verified.memo != nil
+                identity = IdentityAnswer(renderer: ObjectIdentifier(self), profile: name, http: rendered,
+                                          expiresAt: verified.expiresAt, laysOutGRPC: kept)
+                if kept { verified.memo?.keep(identity) }
             }
         }
-        // The identity headers rendered here are encoded by the rule, so the doors need not check them again.
-        let safe = identity == nil ? headers.count : 0
+        let headers: [(String, String)]
         if replayOrNonce || settings.maxCacheAgeSeconds == 0 {
-            headers.append(("Cache-Control", "no-store"))
+            headers = [("Cache-Control", "no-store")]
         } else {
-            let seconds = max(0, min(Int(expiresAt - now), settings.maxCacheAgeSeconds))
-            if seconds >= cacheControlHeaders.count {
-                headers.append(("Cache-Control", "private, max-age=\(seconds)"))
-            } else if headers.isEmpty {
-                headers = cacheControlHeaders[seconds]     // the kept list itself: no list is made
-            } else {
-                headers.append(cacheControlHeaders[seconds][0])
-            }
+            let seconds = max(0, min(Int(identity.expiresAt - now), settings.maxCacheAgeSeconds))
+            // The kept list itself where there is one: no list is made.
+            headers = seconds < cacheControlHeaders.count ? cacheControlHeaders[seconds]
+                : [("Cache-Control", "private, max-age=\(seconds)")]
         }
         var response = ServeResponse(status: 200, identity: identity, headers: headers, body: "")
-        response.safeHeaders = safe
         response.slot = 0
         return response
     }
 
-    /// The identity headers of an accepted token, encoded by ``IdentityHeaders``; an identifier whose encoding is
-    /// longer than `serve.maxIdentityHeaderBytes` refuses the token (`invalid_claim`), since a cut one could be
+    /// The identity headers of an accepted token, encoded by ``IdentityHeaders`` and laid out as the HTTP door writes
+    /// them (`Name: value\r\n` each), straight from the claims' bytes: no string a header. An identifier whose encoding
+    /// is longer than `serve.maxIdentityHeaderBytes` refuses the token (`invalid_claim`), since a cut one could be
     /// another user's.
-    private func identityHeaders(_ verified: VerifiedToken, profile name: String, payload: Substring?) -> Result<[(String, String)], TokenError> {
+    private func identityHeaders(_ verified: VerifiedToken, profile name: String, payload: Substring?) -> Result<[UInt8], TokenError> {
         let claims = verified.claims.object
-        let limit = settings.maxIdentityHeaderBytes
-        var headers: [(String, String)] = []
-        headers.reserveCapacity(10)
-        func add(_ header: String, _ claim: String, _ encoded: String) -> TokenError? {
-            guard encoded.utf8.count <= limit else {
-                return TokenError(.invalidClaim, claim: claim, "the \"\(claim)\" claim is longer than the service passes on (\(limit) bytes encoded); identity headers are never cut")
-            }
-            headers.append((header, encoded))
-            return nil
-        }
+        var out = IdentityLines(limit: settings.maxIdentityHeaderBytes, capacity: 320 + (payload?.utf8.count ?? 0))
         // Each string claim is encoded from its bytes in the payload (VerifiedToken's `subject`, `issuer`: the
         // claim, or empty when it is missing or not a string); an Apple notification's subject is in its events.
-        let subject = verified.provider == .appleNotification ? IdentityHeaders.encode(verified.subject)
-            : claims.withString(ClaimKey.sub, IdentityHeaders.encode) ?? ""
-        if let error = add("X-Auth-Subject", "sub", subject) { return .failure(error) }
-        if let error = add("X-Auth-Issuer", "iss", claims.withString(ClaimKey.iss, IdentityHeaders.encode) ?? "") { return .failure(error) }
-        headers.append(("X-Auth-Provider", verified.provider.rawValue))
-        headers.append(("X-Auth-Profile", IdentityHeaders.encode(name)))
+        let subject = verified.provider == .appleNotification ? out.line("X-Auth-Subject: ", "sub", verified.subject)
+            : claims.withString(ClaimKey.sub) { out.line("X-Auth-Subject: ", "sub", $0) } ?? out.line("X-Auth-Subject: ", "sub", "")
+        if let subject { return .failure(subject) }
+        if let error = claims.withString(ClaimKey.iss, { out.line("X-Auth-Issuer: ", "iss", $0) }) ?? out.line("X-Auth-Issuer: ", "iss", "") {
+            return .failure(error)
+        }
+        out.line("X-Auth-Provider: ", verified.provider.rawValue)
+        out.line("X-Auth-Profile: ", name)
         if let kind = claims.kind(of: ClaimKey.aud) {
             // A string is a list of one; an array of strings is the list; anything else is an empty list.
-            let encoded = kind == .string ? claims.withString(ClaimKey.aud, IdentityHeaders.encode) ?? ""
-                : IdentityHeaders.encodeList(verified.claims.audience)
-            guard encoded.utf8.count <= limit else {
-                return .failure(TokenError(.invalidClaim, claim: "aud", "the \"aud\" claim is longer than the service passes on (\(limit) bytes encoded)"))
-            }
-            headers.append(("X-Auth-Audience", encoded))
+            let error = kind == .string
+                ? claims.withString(ClaimKey.aud) { out.line("X-Auth-Audience: ", "aud", $0) } ?? out.line("X-Auth-Audience: ", "aud", "")
+                : out.line("X-Auth-Audience: ", "aud", IdentityHeaders.encodeList(verified.claims.audience))
+            if let error { return .failure(error) }
         }
         let expires: Double
         switch claims.number(ClaimKey.exp) {
@@ -112,18 +94,67 @@ extension ServeService {
         case .real(let seconds): expires = seconds
         case .missing, .notANumber: expires = 0
         }
-        headers.append(("X-Auth-Expires", String(Int64(expires))))
+        out.line("X-Auth-Expires: ", String(Int64(expires)))
         if claims.kind(of: ClaimKey.email) == .string, AppleClaims.flexibleBool(claims, ClaimKey.emailVerified) == true,
-           let email = claims.withString(ClaimKey.email, IdentityHeaders.encode) {
-            if let error = add("X-Auth-Email", "email", email) { return .failure(error) }
+           let error = claims.withString(ClaimKey.email, { out.line("X-Auth-Email: ", "email", $0) }) ?? nil {
+            return .failure(error)
         }
         // The payload segment as the token carries it: already base64url, so already a safe header value.
         if let payload, payload.utf8.count <= settings.maxClaimsHeaderBytes {
-            headers.append(("X-Auth-Claims", String(payload)))
+            var payload = payload
+            payload.withUTF8 { out.verbatim("X-Auth-Claims: ", $0) }
         } else {
-            headers.append(("X-Auth-Claims-Omitted", "too-large"))
+            out.line("X-Auth-Claims-Omitted: ", "too-large")
         }
-        assert(headers.allSatisfy { IdentityHeaders.isSafe($0.1) }, "an identity header value the encoding rule should have made safe")
-        return .success(headers)
+        assert(out.bytes.allSatisfy { ($0 >= 0x20 && $0 < 0x7F) || $0 == 13 || $0 == 10 }, "an identity header the encoding rule should have made safe")
+        return .success(out.bytes)
+    }
+}
+
+/// Identity header lines (`Name: value\r\n`) written one after another, each value encoded by ``IdentityHeaders``.
+private struct IdentityLines {
+    private(set) var bytes: [UInt8] = []
+    /// The longest encoded identifier passed on (`serve.maxIdentityHeaderBytes`).
+    let limit: Int
+
+    init(limit: Int, capacity: Int) {
+        self.limit = limit
+        bytes.reserveCapacity(capacity)
+    }
+
+    /// The line of a claim's value, encoded; nil, or the refusal of a value whose encoding is longer than the limit.
+    mutating func line(_ start: StaticString, _ claim: String, _ value: UnsafeBufferPointer<UInt8>) -> TokenError? {
+        append(start)
+        let limit = self.limit
+        guard IdentityHeaders.append(value, encodedTo: &bytes) <= limit else {
+            return TokenError(.invalidClaim, claim: claim, "the \"\(claim)\" claim is longer than the service passes on (\(limit) bytes encoded); identity headers are never cut")
+        }
+        bytes.append(13)
+        bytes.append(10)
+        return nil
+    }
+
+    mutating func line(_ start: StaticString, _ claim: String, _ value: String) -> TokenError? {
+        value.withBorrowedUTF8 { line(start, claim, $0) }
+    }
+
+    /// The line of a value the service chose (a provider, a profile's name, a number), encoded, whatever its length.
+    mutating func line(_ start: StaticString, _ value: String) {
+        append(start)
+        value.withBorrowedUTF8 { _ = IdentityHeaders.append($0, encodedTo: &bytes) }
+        bytes.append(13)
+        bytes.append(10)
+    }
+
+    /// The line of a value that is a safe header value as it is (the payload segment, base64url).
+    mutating func verbatim(_ start: StaticString, _ value: UnsafeBufferPointer<UInt8>) {
+        append(start)
+        bytes.append(contentsOf: value)
+        bytes.append(13)
+        bytes.append(10)
+    }
+
+    private mutating func append(_ text: StaticString) {
+        bytes.append(contentsOf: UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
     }
 }

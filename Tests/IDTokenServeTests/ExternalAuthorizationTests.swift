@@ -100,4 +100,36 @@ struct ExternalAuthorizationTests {
         #expect(Array(bytes[13...]).starts(with: [0x12]))
         #expect(String(decoding: bytes, as: UTF8.self).contains("www-authenticate"))
     }
+
+    /// An allow's identity headers reach the gRPC door as the HTTP door's lines (IdentityAnswer): laid out when the
+    /// answer is kept with its token, or by the door for an answer to one request, the same `headers` fields, one a
+    /// line, the name lower-case and the value as it is; the identity headers the answer lacks are removed.
+    @Test func anAllowsIdentityLinesBecomeTheSameHeaderOptionsKeptOrNot() throws {
+        let lines = "X-Auth-Subject: user-1\r\nX-Auth-Issuer: https://securetoken.google.com/p\r\nX-Auth-Provider: firebase\r\n"
+            + "X-Auth-Expires: 1767233766\r\nX-Auth-Claims: eyJzdWIiOiJ1c2VyLTEifQ\r\n"
+        var answers: [[UInt8]] = []
+        for kept in [true, false] {
+            let identity = IdentityAnswer(renderer: ObjectIdentifier(ExternalAuthorizationTests.self), profile: "firebase",
+                                          http: Array(lines.utf8), expiresAt: 1_767_233_766, laysOutGRPC: kept)
+            #expect((identity.grpc != nil) == kept)
+            var out = ByteBufferAllocator().buffer(capacity: 0)
+            door.writeCheckResponse(ServeResponse(status: 200, identity: identity, headers: [("Cache-Control", "no-store")], body: ""),
+                                    to: &out)
+            answers.append(out.getBytes(at: 5, length: out.readableBytes - 5) ?? [])
+        }
+        #expect(answers[0] == answers[1])
+        let option = { (name: String, value: String) -> [UInt8] in
+            Self.field(2, Self.field(1, Self.field(1, name) + Self.field(2, value)) + [0x18, 0x02])
+        }
+        for (name, value) in [("x-auth-subject", "user-1"), ("x-auth-issuer", "https://securetoken.google.com/p"),
+                              ("x-auth-provider", "firebase"), ("x-auth-expires", "1767233766"),
+                              ("x-auth-claims", "eyJzdWIiOiJ1c2VyLTEifQ")] {
+            #expect(answers[0].firstRange(of: option(name, value)) != nil, "\(name)")
+        }
+        // Not sent, so removed upstream (headers_to_remove, 5): the identity headers this answer lacks.
+        #expect(answers[0].firstRange(of: Self.field(5, "x-auth-email")) != nil)
+        #expect(answers[0].firstRange(of: Self.field(5, "x-auth-subject")) == nil)
+        // An allow's other headers are not passed on.
+        #expect(String(decoding: answers[0], as: UTF8.self).contains("cache-control") == false)
+    }
 }
