@@ -70,29 +70,35 @@ public enum ByteSearch {
     }
 
     /// The index of the first byte of `base[start..<end]` that is not printable ASCII (0x20–0x7E) or is `"` or `\`,
-    /// or `end`: where a JSON string whose bytes are its text ends (at a `"`) or stops being that simple. Sixteen
-    /// bytes a vector compare (`idtk_first_not_plain16`), the last fifteen one at a time.
+    /// or `end`: where a JSON string whose bytes are its text ends (at a `"`) or stops being that simple. Sixty-four
+    /// bytes a test while none stops the run, sixteen bytes a vector compare (`idtk_first_not_plain16`), the last
+    /// fifteen one at a time.
     package static func plainStringRunEnd(in base: UnsafePointer<UInt8>, from start: Int, to end: Int) -> Int {
-        runEnd(in: base, from: start, to: end, sixteen: { idtk_first_not_plain16($0) }) { byte in
+        runEnd(in: base, from: start, to: end, blocks: { idtk_plain_blocks64($0, $1) },
+               sixteen: { idtk_first_not_plain16($0) }) { byte in
             byte >= 0x20 && byte < 0x7F && byte != 0x22 && byte != 0x5C
         }
     }
 
     /// The index of the first byte of `base[start..<end]` that is not base64url (`A–Z a–z 0–9 - _`), or `end`:
-    /// sixteen bytes a vector compare (`idtk_first_non_base64url16`), the last fifteen one at a time.
+    /// sixty-four bytes a test while all are, sixteen bytes a vector compare (`idtk_first_non_base64url16`), the last
+    /// fifteen one at a time.
     package static func base64URLRunEnd(in base: UnsafePointer<UInt8>, from start: Int, to end: Int) -> Int {
-        runEnd(in: base, from: start, to: end, sixteen: { idtk_first_non_base64url16($0) }) { byte in
+        runEnd(in: base, from: start, to: end, blocks: { idtk_base64url_blocks64($0, $1) },
+               sixteen: { idtk_first_non_base64url16($0) }) { byte in
             let folded = byte | 0x20
             return (folded >= 0x61 && folded <= 0x7A) || (byte >= 0x30 && byte <= 0x39) || byte == 0x2D || byte == 0x5F
         }
     }
 
-    /// The index of the first byte of `base[start..<end]` that `belongs` refuses, or `end`: `sixteen` (a vector
-    /// scan's position of the first such byte of sixteen, 16 for none) while sixteen can be read, then `belongs`.
+    /// The index of the first byte of `base[start..<end]` that `belongs` refuses, or `end`: `blocks` (how many bytes
+    /// of the `count` at a pointer can be skipped sixty-four at a time) for a long run, then `sixteen` (a vector scan's
+    /// position of the first such byte of sixteen, 16 for none) while sixteen can be read, then `belongs`.
     @inline(__always)
-    private static func runEnd(in base: UnsafePointer<UInt8>, from start: Int, to end: Int,
+    private static func runEnd(in base: UnsafePointer<UInt8>, from start: Int, to end: Int, blocks: (UnsafePointer<UInt8>, Int) -> Int,
                                sixteen: (UnsafePointer<UInt8>) -> UInt32, _ belongs: (UInt8) -> Bool) -> Int {
         var index = start
+        if end - index >= 64 { index += blocks(base + index, end - index) }
         while index + 16 <= end {
             let offset = Int(sixteen(base + index))
             if offset < 16 { return index + offset }
