@@ -58,13 +58,13 @@ package struct ReportedClaims: Sendable, Hashable {
         }
         issuer = claims.withString(ClaimKey.iss) { text($0, interners?.issuer) }
         subject = claims.withString(ClaimKey.sub) { ReportedClaims.clip(String(decoding: $0, as: UTF8.self)) }
-        switch claims.kindAndTextLength(of: ClaimKey.aud)?.kind {
-        case .string?:
-            audience = claims.withString(ClaimKey.aud) { .single(text($0, interners?.audience)) }
-        case .array?:
+        // A string (the usual `aud`) in one look-up; a list only when it is not one.
+        if let single = claims.withString(ClaimKey.aud, { text($0, interners?.audience) }) {
+            audience = .single(single)
+        } else if claims.kind(of: ClaimKey.aud) == .array {
             let elements = claims[ClaimKey.aud]?.array ?? []
             audience = .list(elements.prefix(16).compactMap { element in element.withStringBytes { text($0, interners?.audience) } })
-        default:
+        } else {
             audience = nil
         }
         // A number's text and value from one look-up; an integer (the usual time) is read from its text here.
