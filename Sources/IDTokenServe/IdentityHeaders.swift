@@ -28,37 +28,33 @@ package enum IdentityHeaders {
         passesAll(bytes) ? String(decoding: bytes, as: UTF8.self) : percentEncoded(bytes)
     }
 
-    /// Appends the value of these UTF-8 bytes encoded by the rule above to `out`, copied as they are when every byte
-    /// passes (most identifiers); returns the encoding's length. For answers laid out as bytes (``IdentityAnswer``).
-    @discardableResult
-    static func append(_ bytes: UnsafeBufferPointer<UInt8>, encodedTo out: inout [UInt8]) -> Int {
+    /// Writes the value of these UTF-8 bytes encoded by the rule above at `out`, which has room for three bytes a
+    /// byte; returns the encoding's length. Copied as they are when every byte passes (most identifiers). For answers
+    /// laid out as bytes (``IdentityAnswer``).
+    static func write(_ bytes: UnsafeBufferPointer<UInt8>, encodedTo out: UnsafeMutablePointer<UInt8>) -> Int {
+        guard let base = bytes.baseAddress else { return 0 }
         if passesAll(bytes) {
-            out.append(contentsOf: bytes)
+            out.update(from: base, count: bytes.count)
             return bytes.count
         }
-        let start = out.count
-        appendPercentEncoded(bytes, to: &out)
-        return out.count - start
+        var at = 0
+        for byte in bytes {
+            if passes(byte) {
+                out[at] = byte
+                at += 1
+            } else {
+                out[at] = UInt8(ascii: "%")
+                out[at + 1] = hexDigits[Int(byte >> 4)]
+                out[at + 2] = hexDigits[Int(byte & 0x0F)]
+                at += 3
+            }
+        }
+        return at
     }
 
     /// Every byte that does not pass written as `%XX`.
     private static func percentEncoded(_ bytes: UnsafeBufferPointer<UInt8>) -> String {
-        var out: [UInt8] = []
-        out.reserveCapacity(bytes.count + 16)
-        appendPercentEncoded(bytes, to: &out)
-        return String(decoding: out, as: UTF8.self)
-    }
-
-    private static func appendPercentEncoded(_ bytes: UnsafeBufferPointer<UInt8>, to out: inout [UInt8]) {
-        for byte in bytes {
-            if passes(byte) {
-                out.append(byte)
-            } else {
-                out.append(UInt8(ascii: "%"))
-                out.append(hexDigits[Int(byte >> 4)])
-                out.append(hexDigits[Int(byte & 0x0F)])
-            }
-        }
+        String(unsafeUninitializedCapacity: 3 * bytes.count) { write(bytes, encodedTo: $0.baseAddress!) }
     }
 
     /// Several values (an audience list) encoded and joined by `,`.

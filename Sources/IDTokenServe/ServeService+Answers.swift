@@ -111,7 +111,8 @@ extension ServeService {
     }
 }
 
-/// Identity header lines (`Name: value\r\n`) written one after another, each value encoded by ``IdentityHeaders``.
+/// Identity header lines (`Name: value\r\n`) written one after another, each value encoded by ``IdentityHeaders``,
+/// each line straight into the bytes' spare room.
 private struct IdentityLines {
     private(set) var bytes: [UInt8] = []
     /// The longest encoded identifier passed on (`serve.maxIdentityHeaderBytes`).
@@ -124,13 +125,10 @@ private struct IdentityLines {
 
     /// The line of a claim's value, encoded; nil, or the refusal of a value whose encoding is longer than the limit.
     mutating func line(_ start: StaticString, _ claim: String, _ value: UnsafeBufferPointer<UInt8>) -> TokenError? {
-        append(start)
         let limit = self.limit
-        guard IdentityHeaders.append(value, encodedTo: &bytes) <= limit else {
+        guard write(start, value, encoded: true) <= limit else {
             return TokenError(.invalidClaim, claim: claim, "the \"\(claim)\" claim is longer than the service passes on (\(limit) bytes encoded); identity headers are never cut")
         }
-        bytes.append(13)
-        bytes.append(10)
         return nil
     }
 
@@ -140,21 +138,30 @@ private struct IdentityLines {
 
     /// The line of a value the service chose (a provider, a profile's name, a number), encoded, whatever its length.
     mutating func line(_ start: StaticString, _ value: String) {
-        append(start)
-        value.withBorrowedUTF8 { _ = IdentityHeaders.append($0, encodedTo: &bytes) }
-        bytes.append(13)
-        bytes.append(10)
+        value.withBorrowedUTF8 { _ = write(start, $0, encoded: true) }
     }
 
     /// The line of a value that is a safe header value as it is (the payload segment, base64url).
     mutating func verbatim(_ start: StaticString, _ value: UnsafeBufferPointer<UInt8>) {
-        append(start)
-        bytes.append(contentsOf: value)
-        bytes.append(13)
-        bytes.append(10)
+        _ = write(start, value, encoded: false)
     }
 
-    private mutating func append(_ text: StaticString) {
-        bytes.append(contentsOf: UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
+    /// Writes `start`, the value (encoded, or as it is) and CRLF; returns the written value's length.
+    private mutating func write(_ start: StaticString, _ value: UnsafeBufferPointer<UInt8>, encoded: Bool) -> Int {
+        let name = start.utf8CodeUnitCount
+        var length = 0
+        bytes.appendWriting(atMost: name + (encoded ? 3 : 1) * value.count + 2) { out in
+            out.update(from: start.utf8Start, count: name)
+            if encoded {
+                length = IdentityHeaders.write(value, encodedTo: out + name)
+            } else {
+                if let base = value.baseAddress { (out + name).update(from: base, count: value.count) }
+                length = value.count
+            }
+            out[name + length] = 13
+            out[name + length + 1] = 10
+            return name + length + 2
+        }
+        return length
     }
 }

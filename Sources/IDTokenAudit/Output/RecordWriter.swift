@@ -5,36 +5,17 @@ import JOSE
 /// bounds-free copy, where `Array.append(contentsOf:)` checks capacity and uniqueness on every call (a record
 /// is some thirty pieces).
 ///
-/// ``write(into:bound:_:)`` makes room for `bound` more bytes at the array's end, lets `body` write at most that many,
-/// and keeps what was written. The caller works the bound out from the lengths of what it writes.
+/// ``write(into:bound:_:)`` lets `body` write at most `bound` bytes at the array's end (`appendWriting(atMost:_:)`).
+/// The caller works the bound out from the lengths of what it writes.
 struct RecordWriter {
     private(set) var position: UnsafeMutablePointer<UInt8>
 
     static func write(into out: inout [UInt8], bound: Int, _ body: (inout RecordWriter) -> Void) {
-        if #available(macOS 26, iOS 26, tvOS 26, watchOS 26, visionOS 26, *) {
-            // Written straight into the array's spare room (grown geometrically when short), none of it filled first.
-            out.append(addingCapacity: bound) { span in
-                span.withUnsafeMutableBufferPointer { room, initialized in
-                    let base = room.baseAddress!
-                    var writer = RecordWriter(position: base)
-                    body(&writer)
-                    let written = writer.position - base
-                    precondition(written <= bound, "a record wrote past its bound")
-                    initialized = written
-                }
-            }
-            return
-        }
-        let start = out.count
-        out.append(contentsOf: repeatElement(0, count: bound))
-        let written = out.withUnsafeMutableBufferPointer { buffer -> Int in
-            let base = buffer.baseAddress! + start
+        out.appendWriting(atMost: bound) { base in
             var writer = RecordWriter(position: base)
             body(&writer)
             return writer.position - base
         }
-        precondition(written <= bound, "a record wrote past its bound")
-        out.removeLast(bound - written)
     }
 
     @inline(__always)
