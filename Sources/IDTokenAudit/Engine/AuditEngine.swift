@@ -177,10 +177,16 @@ package final class AuditEngine: @unchecked Sendable {
                 let signatures = SignatureBatch(implementation: options.signatures)
                 let spent = pipeline.spent[worker]
                 var scratch: [Processed] = []
+                // The widths this worker's last batch ended its timelines at, where the next batch's start (see
+                // process).
+                var widths = TimelineWidths()
                 while let batch = pipeline.work.pop() {
                     spent.release(using: &scratch)
                     var processed = process(batch, cache: cache, findReplays: findReplays, interners: interners,
-                                            signatures: signatures)
+                                            signatures: signatures, widths: widths)
+                    if let summary = processed.summary {
+                        widths = TimelineWidths(verdicts: summary.verdictTimeline.width, keys: summary.keyTimeline.width)
+                    }
                     processed.worker = worker
                     pipeline.done.put(batch.sequence, processed)
                 }
@@ -402,10 +408,25 @@ package final class AuditEngine: @unchecked Sendable {
     /// rest verified together (``MultiProfileVerifier/evaluate(count:signatures:prepared:_:)``: eight RS256 signatures at a time on a CPU
     /// with AVX-512 IFMA); then, in input order, each verdict cached and rendered. A worker never waits on another
     /// while it holds claims of its own: a token another worker is judging is looked up again in the last pass.
+    /// The bucket widths a worker's batch summaries start their timelines at.
+    struct TimelineWidths {
+        var verdicts: Double = 60
+        var keys: Double = 60
+    }
+
+    /// - Parameter widths: where the batch's summary starts its timelines: the widths the worker's previous batch
+    ///   ended at, not a minute, so that each batch does not coarsen its timelines again from a minute up (and grow
+    ///   rows it then merges). Each such width was needed by records of the same input, so the summary the consumer
+    ///   merges the batches into reaches the same width either way, and the same counts.
     private func process(_ batch: Batch, cache: VerdictCache, findReplays: Bool, interners: ClaimInterners,
-                         signatures: SignatureBatch) -> Processed {
+                         signatures: SignatureBatch, widths: TimelineWidths) -> Processed {
         var out = Processed(bytesRead: batch.bytesRead, linesRead: batch.linesRead)
-        if !findReplays { out.summary = AuditSummary() }
+        if !findReplays {
+            var summary = AuditSummary()
+            summary.verdictTimeline.width = widths.verdicts
+            summary.keyTimeline.width = widths.keys
+            out.summary = summary
+        }
         let count = batch.lines.count
         out.results.reserveCapacity(count)
         out.ends.reserveCapacity(count)
