@@ -356,29 +356,37 @@ def check_late_shard(run, kill=False):
 
 def check_redis_outage(binary, log, tmp):
     """Redis stopped mid-run: --replay-store-failure decides, and the summary counts the records judged without
-    the shared check."""
+    the shared check.
+
+    The log comes through standard input, its second half written only once Redis is stopped: those records are
+    judged without the store however fast the audit is (a file read from disk was done before a timed stop once the
+    audit got fast enough)."""
     process, port = start_redis(tmp)
     if process is None:
         return
-    big = os.path.join(tmp, "outage.log")
     with open(log, "rb") as f:
         text = f.read()
-    with open(big, "wb") as f:
-        for _ in range(30):
-            f.write(text)
     store = f"redis://127.0.0.1:{port}/9"
     results = {}
     try:
         for mode in ("allow", "reject"):
-            p = subprocess.Popen(audit_args(binary, big, "--shard", "0/1", "--threads", "1", "--replay-store", store,
+            p = subprocess.Popen(audit_args(binary, "-", "--shard", "0/1", "--threads", "1", "--replay-store", store,
                                             "--run-id", f"outage-{mode}", "--replay-store-failure", mode,
                                             "--output", os.devnull, "--summary", "-"),
-                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+            rest = text * 30
             if mode == "allow":
+                # Half the log while the store answers, the rest after it has gone.
+                p.stdin.write(text * 15)
+                p.stdin.flush()
                 time.sleep(0.5)
                 process.terminate()
                 process.wait(timeout=10)
-            results[mode] = p.communicate(timeout=600) + (p.returncode,)
+                rest = text * 15
+            # The rest written, standard input closed, the outputs read (a write the audit no longer reads, once it
+            # has stopped at a record it could not check, is dropped).
+            out, err = p.communicate(input=rest, timeout=600)
+            results[mode] = (out.decode(), err.decode(), p.returncode)
     finally:
         if process.poll() is None:
             process.terminate()
