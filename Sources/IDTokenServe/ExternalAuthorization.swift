@@ -435,8 +435,13 @@ private extension ByteWriter {
     }
 
     mutating func string(_ number: Int, _ value: String) {
-        tag(number, length: value.utf8.count)
-        text(value)
+        value.withBorrowedUTF8 { field(number, UnsafeRawBufferPointer($0)) }
+    }
+
+    /// A length-delimited field: tag, length, bytes.
+    mutating func field(_ number: Int, _ value: UnsafeRawBufferPointer) {
+        tag(number, length: value.count)
+        bytes(value)
     }
 
     /// A `headers` field (2 in `OkHttpResponse` and `DeniedHttpResponse`): HeaderValueOption { header (1):
@@ -452,10 +457,7 @@ private extension ByteWriter {
         tag(1, length: ExternalAuthorization.headerValueSize(name.count, value.count))
         tag(1, length: name.count)
         bytes(name, lowercased: true)
-        if !value.isEmpty {
-            tag(2, length: value.count)
-            bytes(value)
-        }
+        if !value.isEmpty { field(2, value) }
         byte(3 << 3)
         byte(2)   // OVERWRITE_IF_EXISTS_OR_ADD
     }
