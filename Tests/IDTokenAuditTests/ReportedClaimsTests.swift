@@ -32,4 +32,51 @@ struct ReportedClaimsTests {
             #expect(judgement.timeThresholds == c.thresholds, "\(c.json)")
         }
     }
+
+    /// The fields are read in one walk over the members, by name; each must be what a look-up of its name finds
+    /// (names and values written with escapes, values of other kinds, names that only start like a reported one).
+    @Test("one walk reads the same fields as a look-up of each name", arguments: [
+        #"{"iss":"https://issuer.example","sub":"user-1","aud":"app","exp":1767268800,"iat":1767265200}"#,
+        #"{"\u0069ss":"https:\/\/issuer.example","s\u0075b":"caf\u00e9 \"quoted\"","aud":"a\tb","exp":1.5e9,"iat":-0}"#,
+        #"{"isss":"x","su":"y","aud":["one","t\u0077o",3,"three"],"exp":"1767268800","iat":true,"sub":7}"#,
+        #"{"iss":null,"sub":"","aud":{"a":1},"exp":-9223372036854775808,"iat":1e3,"ia":"no"}"#,
+        #"{"nested":{"iss":"inner","sub":"inner"},"exp":0.25}"#,
+        "{}",
+    ])
+    func oneWalkEqualsLookUps(_ json: String) throws {
+        let claims = try JSONObject.parse(json)
+        let reported = ReportedClaims(header: nil, claims: claims)
+        #expect(reported.issuer == claims["iss"]?.string)
+        #expect(reported.subject == claims["sub"]?.string)
+        let aud = claims["aud"]
+        let audience: ReportedClaims.Audience? = aud?.string.map { .single($0) }
+            ?? aud?.array.map { .list($0.compactMap(\.string)) }
+        #expect(reported.audience == audience)
+        for (name, text) in [("exp", reported.expiresText), ("iat", reported.issuedAtText)] {
+            let value = claims[name]
+            let number = value.flatMap { $0.kind == .integer || $0.kind == .real ? $0.rawJSON : nil }
+            #expect(text == number, "\(name) in \(json)")
+        }
+        switch claims.number(JSONKey("exp")) {
+        case .integer(let value): #expect(reported.expires == Double(value))
+        case .real(let value): #expect(reported.expires == value)
+        case .missing, .notANumber: #expect(reported.expires == nil)
+        }
+    }
+
+    /// `forEachMember(decodingStrings:)` lends each string as `withString` does, and everything else as written.
+    @Test("a walk decoding strings lends the bytes a look-up lends")
+    func walkDecodingStrings() throws {
+        let claims = try JSONObject.parse(#"{"a":"pl\u0061in","\u0062":"\ud83d\ude00","c":[1, 2],"d":12.5,"e":"x"}"#)
+        var seen: [String: [UInt8]] = [:]
+        claims.forEachMember(decodingStrings: true) { name, kind, value in
+            seen[String(decoding: name, as: UTF8.self)] = Array(value)
+        }
+        #expect(seen.keys.sorted() == ["a", "b", "c", "d", "e"])
+        for name in ["a", "b", "e"] {
+            #expect(seen[name] == claims.withString(JSONKey(name)) { Array($0) }, "\(name)")
+        }
+        #expect(seen["c"] == Array("[1, 2]".utf8))
+        #expect(seen["d"] == Array("12.5".utf8))
+    }
 }

@@ -56,33 +56,55 @@ package struct ReportedClaims: Sendable, Hashable {
             issuedAtText = nil
             return
         }
-        issuer = claims.withString(ClaimKey.iss) { text($0, interners?.issuer) }
-        subject = claims.withString(ClaimKey.sub) { ReportedClaims.clip(String(decoding: $0, as: UTF8.self)) }
-        // A string (the usual `aud`) in one look-up; a list only when it is not one.
-        if let single = claims.withString(ClaimKey.aud, { text($0, interners?.audience) }) {
-            audience = .single(single)
-        } else if claims.kind(of: ClaimKey.aud) == .array {
+        // The five claims read in one walk over the members (a look-up each would walk them again), by their
+        // three-letter names.
+        let issuers = interners?.issuer, audiences = interners?.audience
+        var issuer: String?, subject: String?, audience: Audience?
+        var exp: (text: String, seconds: Double?)?, iat: String?
+        var audienceIsList = false
+        claims.forEachMember(decodingStrings: true) { name, kind, value in
+            guard name.count == 3 else { return }
+            switch UInt32(name[0]) | UInt32(name[1]) << 8 | UInt32(name[2]) << 16 {
+            case ReportedClaims.iss:
+                if kind == .string { issuer = text(value, issuers) }
+            case ReportedClaims.sub:
+                if kind == .string { subject = ReportedClaims.clip(String(decoding: value, as: UTF8.self)) }
+            case ReportedClaims.aud:
+                if kind == .string { audience = .single(text(value, audiences)) } else { audienceIsList = kind == .array }
+            case ReportedClaims.exp:
+                // An integer (the usual time) is read from its text here; a real below, by the reader's own parse.
+                if kind == .integer { exp = (String(decoding: value, as: UTF8.self), Double(ReportedClaims.integer(value))) }
+                if kind == .real { exp = (String(decoding: value, as: UTF8.self), nil) }
+            case ReportedClaims.iat:
+                if kind == .integer || kind == .real { iat = String(decoding: value, as: UTF8.self) }
+            default:
+                break
+            }
+        }
+        if audienceIsList {
             let elements = claims[ClaimKey.aud]?.array ?? []
-            audience = .list(elements.prefix(16).compactMap { element in element.withStringBytes { text($0, interners?.audience) } })
-        } else {
-            audience = nil
+            audience = .list(elements.prefix(16).compactMap { element in element.withStringBytes { text($0, audiences) } })
         }
-        // A number's text and value from one look-up; an integer (the usual time) is read from its text here.
-        func number(_ key: JSONKey) -> (text: String, seconds: Double?)? {
-            let found = claims.withRawValue(key) { kind, raw -> (text: String, seconds: Double?, real: Bool)? in
-                switch kind {
-                case .integer: return (String(decoding: raw, as: UTF8.self), Double(ReportedClaims.integer(raw)), false)
-                case .real: return (String(decoding: raw, as: UTF8.self), nil, true)
-                default: return nil
-                }
-            } ?? nil
-            guard let found else { return nil }
-            return (found.text, found.real ? ReportedClaims.seconds(claims.number(key)) : found.seconds)
-        }
-        let exp = number(ClaimKey.exp), iat = number(ClaimKey.iat)
+        if let text = exp?.text, exp?.seconds == nil { exp = (text, ReportedClaims.seconds(claims.number(ClaimKey.exp))) }
+        self.issuer = issuer
+        self.subject = subject
+        self.audience = audience
         expiresText = exp?.text
         expires = exp?.seconds
-        issuedAtText = iat?.text
+        issuedAtText = iat
+    }
+
+    /// The reported claims' names as the three bytes of a little-endian word (see `init(_:interning:)`): constants
+    /// the compiler folds.
+    private static var iss: UInt32 { name("i", "s", "s") }
+    private static var sub: UInt32 { name("s", "u", "b") }
+    private static var aud: UInt32 { name("a", "u", "d") }
+    private static var exp: UInt32 { name("e", "x", "p") }
+    private static var iat: UInt32 { name("i", "a", "t") }
+
+    @inline(__always)
+    private static func name(_ a: Unicode.Scalar, _ b: Unicode.Scalar, _ c: Unicode.Scalar) -> UInt32 {
+        UInt32(UInt8(ascii: a)) | UInt32(UInt8(ascii: b)) << 8 | UInt32(UInt8(ascii: c)) << 16
     }
 
     /// The value of a JSON integer literal that the strict reader accepted (so it fits in Int64).

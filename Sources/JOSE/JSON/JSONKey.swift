@@ -153,21 +153,43 @@ extension JSONObject {
     /// (quotes and escapes included), in document order, in one walk over the members: for checks that look at
     /// several members of an object, where a look-up per name would walk the members once per name (and to the
     /// end for each name that is absent).
+    ///
+    /// With `decodingStrings`, a string value is passed as its decoded UTF-8 bytes instead (no quotes, escapes
+    /// resolved; in place unless it holds escapes), as ``withString(_:_:)`` would lend it: for readers of
+    /// several claims' values at once.
     @inlinable
-    package func forEachMember<E: Error>(_ body: (UnsafeBufferPointer<UInt8>, JSONKind, UnsafeBufferPointer<UInt8>) throws(E) -> Void) throws(E) {
+    package func forEachMember<E: Error>(decodingStrings: Bool = false,
+                                         _ body: (UnsafeBufferPointer<UInt8>, JSONKind, UnsafeBufferPointer<UInt8>) throws(E) -> Void) throws(E) {
         let members = document.members
         let base = document.base
         var k = Int(first)
         while k >= 0 {
             let member = members[k]
             let name = UnsafeBufferPointer(start: base + Int(member.keyStart), count: Int(member.keyEnd - member.keyStart))
-            let value = text(of: member)
-            if member.keyEscaped {
-                try JSONReader.unescape(name).withUnsafeBufferPointer { (unescaped) throws(E) in try body(unescaped, member.kind, value) }
-            } else {
-                try body(name, member.kind, value)
+            var value = text(of: member)
+            if decodingStrings, member.kind == .string {
+                value = UnsafeBufferPointer(rebasing: value[(value.startIndex + 1)..<(value.endIndex - 1)])
+                if member.valueEscaped {
+                    try JSONReader.unescape(value).withUnsafeBufferPointer { (decoded) throws(E) in
+                        try forEachMemberName(name, member.keyEscaped) { (name) throws(E) in try body(name, .string, decoded) }
+                    }
+                    k = Int(member.next)
+                    continue
+                }
             }
+            try forEachMemberName(name, member.keyEscaped) { (name) throws(E) in try body(name, member.kind, value) }
             k = Int(member.next)
+        }
+    }
+
+    /// A member's name as ``forEachMember(decodingStrings:_:)`` passes it: unescaped.
+    @inlinable
+    func forEachMemberName<E: Error>(_ name: UnsafeBufferPointer<UInt8>, _ escaped: Bool,
+                                     _ body: (UnsafeBufferPointer<UInt8>) throws(E) -> Void) throws(E) {
+        if escaped {
+            try JSONReader.unescape(name).withUnsafeBufferPointer { (unescaped) throws(E) in try body(unescaped) }
+        } else {
+            try body(name)
         }
     }
 }
