@@ -19,4 +19,22 @@ struct StringInternerTests {
         #expect(interner.string(try value("a")) == "W6WcOKB")
         #expect(interner.string(try value("f")) == nil)
     }
+
+    @Test("values up to a slot's size are held and answered byte for byte; longer ones are made and not held")
+    func slotSizes() {
+        let interner = StringInterner(capacity: 3)
+        let values = [String(repeating: "a", count: 255) + "b", String(repeating: "a", count: 256) + "c", "", "é", "ab"]
+        for _ in 0..<3 {
+            for value in values {
+                let bytes = Array(value.utf8)
+                #expect(bytes.withUnsafeBufferPointer { interner.string($0) } == value)
+            }
+        }
+        // A new value on every call: the first value held is still answered from its slot, the others replaced.
+        for k in 0..<50 {
+            let value = "kid-\(k)"
+            #expect(Array(value.utf8).withUnsafeBufferPointer { interner.string($0) } == value)
+            #expect(Array(values[0].utf8).withUnsafeBufferPointer { interner.string($0) } == values[0])
+        }
+    }
 }

@@ -9,18 +9,26 @@ import IDTokenKit
 /// forged tokens with a new value on every line costs a few comparisons a value, no more. One per field
 /// (`kid`, `iss`, `aud`) and worker thread: not shared, no lock.
 final class StringInterner {
-    /// Each value held: its UTF-8 bytes (compared with a JSON value's bytes in place) and its shared text.
+    /// The values held: value k's UTF-8 bytes (compared with a JSON value's bytes in place) in slot k of `slab`,
+    /// `lengths[k]` of them, and its shared text `texts[k]`. Read in place through the class's own storage: no
+    /// array of pairs whose elements a look-up would copy (retaining and releasing each one's bytes and text).
     /// One worker thread uses an interner, so its accesses need no run-time exclusivity check (about 80
     /// instructions each, three values a record).
-    @exclusivity(unchecked) private var values: [(bytes: [UInt8], text: String)] = []
+    @exclusivity(unchecked) private var lengths: [Int] = []
+    @exclusivity(unchecked) private var texts: [String] = []
+    private let slab: UnsafeMutableRawPointer
     private let capacity: Int
-    /// Longer values are not kept (reports clip them anyway).
-    private let maxLength = 256
+    /// Longer values are not kept (reports clip them anyway): the size of a slot.
+    private static let maxLength = 256
 
     init(capacity: Int = 8) {
         self.capacity = max(1, capacity)
-        values.reserveCapacity(self.capacity)
+        slab = UnsafeMutableRawPointer.allocate(byteCount: self.capacity * Self.maxLength, alignment: 8)
+        lengths.reserveCapacity(self.capacity)
+        texts.reserveCapacity(self.capacity)
     }
+
+    deinit { slab.deallocate() }
 
     /// The value's text, shared with earlier equal values when possible; nil when the value is not a string.
     func string(_ value: JSONValue) -> String? {
@@ -32,21 +40,21 @@ final class StringInterner {
     /// not held.
     func string(_ bytes: UnsafeBufferPointer<UInt8>) -> String {
         let raw = UnsafeRawBufferPointer(bytes)
-        // Read in place: a copy of each held value (its bytes and its text) would retain and release both.
-        let held = values.withUnsafeBufferPointer { values -> String? in
-            for k in values.indices where values[k].bytes.count == bytes.count {
-                if values[k].bytes.withUnsafeBytes({ ByteSearch.equal($0, at: 0, raw) }) { return values[k].text }
-            }
-            return nil
+        let count = bytes.count
+        for k in 0..<lengths.count where lengths[k] == count {
+            if ByteSearch.equal(UnsafeRawBufferPointer(start: slab + k * Self.maxLength, count: count), raw) { return texts[k] }
         }
-        if let held { return held }
         let text = String(decoding: bytes, as: UTF8.self)
-        if bytes.count <= maxLength {
-            let entry = (bytes: Array(bytes), text: text)
-            if values.count < capacity {
-                values.append(entry)
+        if count <= Self.maxLength {
+            // The last value in makes room when the interner is full.
+            let k = lengths.count < capacity ? lengths.count : lengths.count - 1
+            if let from = raw.baseAddress { (slab + k * Self.maxLength).copyMemory(from: from, byteCount: count) }
+            if k == lengths.count {
+                lengths.append(count)
+                texts.append(text)
             } else {
-                values[values.count - 1] = entry     // the last value in makes room
+                lengths[k] = count
+                texts[k] = text
             }
         }
         return text
