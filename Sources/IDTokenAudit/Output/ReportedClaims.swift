@@ -72,9 +72,9 @@ package struct ReportedClaims: Sendable, Hashable {
             case ReportedClaims.aud:
                 if kind == .string { audience = .single(text(value, audiences)) } else { audienceIsList = kind == .array }
             case ReportedClaims.exp:
-                // An integer (the usual time) is read from its text here; a real below, by the reader's own parse.
+                // An integer (the usual time) is read from its text here; a real by the reader's own parse.
                 if kind == .integer { exp = (String(decoding: value, as: UTF8.self), Double(ReportedClaims.integer(value))) }
-                if kind == .real { exp = (String(decoding: value, as: UTF8.self), nil) }
+                if kind == .real { exp = (String(decoding: value, as: UTF8.self), ReportedClaims.seconds(claims.number(ClaimKey.exp))) }
             case ReportedClaims.iat:
                 if kind == .integer || kind == .real { iat = String(decoding: value, as: UTF8.self) }
             default:
@@ -85,7 +85,6 @@ package struct ReportedClaims: Sendable, Hashable {
             let elements = claims[ClaimKey.aud]?.array ?? []
             audience = .list(elements.prefix(16).compactMap { element in element.withStringBytes { text($0, audiences) } })
         }
-        if let text = exp?.text, exp?.seconds == nil { exp = (text, ReportedClaims.seconds(claims.number(ClaimKey.exp))) }
         self.issuer = issuer
         self.subject = subject
         self.audience = audience

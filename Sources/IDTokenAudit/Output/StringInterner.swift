@@ -19,7 +19,7 @@ final class StringInterner {
     private let slab: UnsafeMutableRawPointer
     private let capacity: Int
     /// Longer values are not kept (reports clip them anyway): the size of a slot.
-    private static let maxLength = 256
+    private static var maxLength: Int { 256 }
 
     init(capacity: Int = 8) {
         self.capacity = max(1, capacity)

@@ -67,11 +67,11 @@ extension JSONObject {
 
     /// Calls `body` with a string member's decoded UTF-8 bytes, in place unless the string holds escapes.
     @inlinable
-    func withStringBytes<R>(of member: JSONMember, _ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
+    func withStringBytes<R, E: Error>(of member: JSONMember, _ body: (UnsafeBufferPointer<UInt8>) throws(E) -> R) throws(E) -> R {
         let quoted = text(of: member)
         let inner = UnsafeBufferPointer(rebasing: quoted[(quoted.startIndex + 1)..<(quoted.endIndex - 1)])
-        if member.valueEscaped { return JSONReader.unescape(inner).withUnsafeBufferPointer(body) }
-        return body(inner)
+        if member.valueEscaped { return try JSONReader.unescape(inner).withUnsafeBufferPointer(body) }
+        return try body(inner)
     }
 
     /// The value of the member named `key`, or nil.
@@ -166,25 +166,17 @@ extension JSONObject {
         while k >= 0 {
             let member = members[k]
             let name = UnsafeBufferPointer(start: base + Int(member.keyStart), count: Int(member.keyEnd - member.keyStart))
-            var value = text(of: member)
-            if decodingStrings, member.kind == .string {
-                value = UnsafeBufferPointer(rebasing: value[(value.startIndex + 1)..<(value.endIndex - 1)])
-                if member.valueEscaped {
-                    try JSONReader.unescape(value).withUnsafeBufferPointer { (decoded) throws(E) in
-                        try forEachMemberName(name, member.keyEscaped) { (name) throws(E) in try body(name, .string, decoded) }
-                    }
-                    k = Int(member.next)
-                    continue
-                }
+            func visit(_ value: UnsafeBufferPointer<UInt8>) throws(E) {
+                try withUnescapedName(name, member.keyEscaped) { (name) throws(E) in try body(name, member.kind, value) }
             }
-            try forEachMemberName(name, member.keyEscaped) { (name) throws(E) in try body(name, member.kind, value) }
+            if decodingStrings, member.kind == .string { try withStringBytes(of: member, visit) } else { try visit(text(of: member)) }
             k = Int(member.next)
         }
     }
 
     /// A member's name as ``forEachMember(decodingStrings:_:)`` passes it: unescaped.
     @inlinable
-    func forEachMemberName<E: Error>(_ name: UnsafeBufferPointer<UInt8>, _ escaped: Bool,
+    func withUnescapedName<E: Error>(_ name: UnsafeBufferPointer<UInt8>, _ escaped: Bool,
                                      _ body: (UnsafeBufferPointer<UInt8>) throws(E) -> Void) throws(E) {
         if escaped {
             try JSONReader.unescape(name).withUnsafeBufferPointer { (unescaped) throws(E) in try body(unescaped) }
