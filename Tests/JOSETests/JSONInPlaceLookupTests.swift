@@ -84,6 +84,33 @@ import Testing
         }
     }
 
+    /// A key holds a name of up to 32 bytes in itself and a longer one in an array: either way it gives its name
+    /// back, is equal to (and hashes as) a key made from the same name only, and finds its member, also when the
+    /// document spells the name with escapes.
+    @Test func keysInlineAndLong() throws {
+        // Every way a name is held: packed (under four bytes), two four-byte words, two or four eight-byte words, an array.
+        let names = ["", "a", "exp", "nonc", "email", "abcdefg", "abcdefgh", "sign_in_provider", "sign_in_providers",
+                     String(repeating: "n", count: 31), String(repeating: "n", count: 32),
+                     String(repeating: "n", count: 33), String(repeating: "é", count: 16), String(repeating: "é", count: 17),
+                     "https://example.com/claims/" + String(repeating: "z", count: 40)]
+        for name in names {
+            let key = JSONKey(name)
+            #expect(key.name == name)
+            #expect(key == JSONKey(name))
+            #expect(key.hashValue == JSONKey(name).hashValue)
+            for other in names where other != name { #expect(key != JSONKey(other), "\(name) against \(other)") }
+            let escaped = name.unicodeScalars.map { scalar in
+                let hex = String(scalar.value, radix: 16)
+                return "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+            }.joined()
+            for spelling in [name, escaped] {
+                let object = try JSONObject.parse("{\"#\": 1, \"\(spelling)\": 7, \"\(spelling)x\": 8}")
+                #expect(object.number(key) == .integer(7), "\(name) spelt \(spelling)")
+            }
+        }
+        #expect(Set(names.map(JSONKey.init)).count == names.count)
+    }
+
     /// On generated documents: for every member name in the generator's pool (spelt with and without escapes in
     /// the documents), the in-place answers equal the ones derived from ``JSONObject/subscript(_:)-(JSONKey)``.
     @Test func agreeWithValuesOnGeneratedDocuments() {

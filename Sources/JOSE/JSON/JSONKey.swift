@@ -6,26 +6,117 @@
 /// let value = claims[exp]
 /// ```
 public struct JSONKey: Sendable, Hashable {
-    /// The name as written in a look-up (unescaped).
-    public let name: String
-    @usableFromInline let utf8: [UInt8]
+    /// A name of up to this many UTF-8 bytes is held in the key itself (every claim name the profiles read is).
+    @usableFromInline static let inlineCapacity = 32
+    /// A name held inline, as the words a comparison loads from a candidate of the same length: the first and last
+    /// eight bytes (four, under eight bytes), and for a name over sixteen bytes the second eight and the eight before
+    /// the last, which together cover every byte; a name under four bytes is packed into the first word. Kept in
+    /// the value, not in an array: the claims' keys are globals that every thread reads, and a key copied on a
+    /// verification would otherwise retain and release one shared array, an atomic operation on a cache line that
+    /// the threads pass between them.
+    @usableFromInline let words: (UInt64, UInt64, UInt64, UInt64)
+    /// A longer name's bytes; nil for a name held inline (whose copy then touches no reference count).
+    @usableFromInline let long: [UInt8]?
+    @usableFromInline let count: Int
     @usableFromInline let hash: UInt32
 
     /// A key for the member named `name`.
     public init(_ name: String) {
-        self.name = name
-        let utf8 = Array(name.utf8)
-        self.utf8 = utf8
-        self.hash = utf8.withUnsafeBufferPointer { JSONReader.keyHash($0) }
+        let bytes = Array(name.utf8)
+        count = bytes.count
+        hash = bytes.withUnsafeBufferPointer { JSONReader.keyHash($0) }
+        if bytes.count <= JSONKey.inlineCapacity {
+            words = bytes.withUnsafeBufferPointer { JSONKey.words(of: $0) }
+            long = nil
+        } else {
+            words = (0, 0, 0, 0)
+            long = bytes
+        }
     }
 
-    public static func == (lhs: JSONKey, rhs: JSONKey) -> Bool { lhs.utf8 == rhs.utf8 }
-    public func hash(into hasher: inout Hasher) { hasher.combine(utf8) }
+    /// The comparison words of a name of at most ``inlineCapacity`` bytes (see `words`).
+    private static func words(of name: UnsafeBufferPointer<UInt8>) -> (UInt64, UInt64, UInt64, UInt64) {
+        let n = name.count
+        guard n >= 4, let p = name.baseAddress else { return (packed(name), 0, 0, 0) }
+        let raw = UnsafeRawPointer(p)
+        if n < 8 {
+            return (UInt64(raw.loadUnaligned(as: UInt32.self)), 0, 0, UInt64(raw.loadUnaligned(fromByteOffset: n - 4, as: UInt32.self)))
+        }
+        let first = raw.loadUnaligned(as: UInt64.self), last = raw.loadUnaligned(fromByteOffset: n - 8, as: UInt64.self)
+        guard n > 16 else { return (first, 0, 0, last) }
+        return (first, raw.loadUnaligned(fromByteOffset: 8, as: UInt64.self), raw.loadUnaligned(fromByteOffset: n - 16, as: UInt64.self), last)
+    }
+
+    /// The bytes of a name under four bytes, the first in the lowest eight bits.
+    @usableFromInline
+    static func packed(_ name: UnsafeBufferPointer<UInt8>) -> UInt64 {
+        var word: UInt64 = 0
+        for k in name.indices { word |= UInt64(name[k]) << UInt64(8 * k) }
+        return word
+    }
+
+    /// The name as written in a look-up (unescaped).
+    public var name: String {
+        if let long { return String(decoding: long, as: UTF8.self) }
+        let n = count
+        return String(unsafeUninitializedCapacity: n) { out in
+            guard n >= 4, let p = out.baseAddress else {
+                for k in 0..<n { out[k] = UInt8(truncatingIfNeeded: words.0 >> UInt64(8 * k)) }
+                return n
+            }
+            let raw = UnsafeMutableRawPointer(p)
+            if n < 8 {
+                raw.storeBytes(of: UInt32(truncatingIfNeeded: words.0), as: UInt32.self)
+                raw.storeBytes(of: UInt32(truncatingIfNeeded: words.3), toByteOffset: n - 4, as: UInt32.self)
+                return n
+            }
+            raw.storeBytes(of: words.0, as: UInt64.self)
+            if n > 16 {
+                raw.storeBytes(of: words.1, toByteOffset: 8, as: UInt64.self)
+                raw.storeBytes(of: words.2, toByteOffset: n - 16, as: UInt64.self)
+            }
+            raw.storeBytes(of: words.3, toByteOffset: n - 8, as: UInt64.self)
+            return n
+        }
+    }
+
+    public static func == (lhs: JSONKey, rhs: JSONKey) -> Bool {
+        lhs.count == rhs.count && lhs.words == rhs.words && lhs.long == rhs.long
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(count)
+        hasher.combine(words.0)
+        hasher.combine(words.1)
+        hasher.combine(words.2)
+        hasher.combine(words.3)
+        hasher.combine(long)
+    }
 
     /// Whether `name` (unescaped UTF-8) is this name.
     @inlinable
     package func isName(_ name: UnsafeBufferPointer<UInt8>) -> Bool {
-        utf8.withUnsafeBufferPointer { bytesEqual($0, name) }
+        guard name.count == count else { return false }
+        return name.baseAddress.map { equals($0) } ?? true
+    }
+
+    /// Whether the `count` bytes at `p` are this name: a few word loads for a name held inline.
+    @inlinable
+    func equals(_ p: UnsafePointer<UInt8>) -> Bool {
+        let n = count
+        if let long { return long.withUnsafeBufferPointer { bytesEqual($0, UnsafeBufferPointer(start: p, count: n)) } }
+        let raw = UnsafeRawPointer(p)
+        if n >= 8 {
+            guard raw.loadUnaligned(as: UInt64.self) == words.0,
+                  raw.loadUnaligned(fromByteOffset: n &- 8, as: UInt64.self) == words.3 else { return false }
+            return n <= 16 || (raw.loadUnaligned(fromByteOffset: 8, as: UInt64.self) == words.1
+                               && raw.loadUnaligned(fromByteOffset: n &- 16, as: UInt64.self) == words.2)
+        }
+        if n >= 4 {
+            return UInt64(raw.loadUnaligned(as: UInt32.self)) == words.0
+                && UInt64(raw.loadUnaligned(fromByteOffset: n &- 4, as: UInt32.self)) == words.3
+        }
+        return JSONKey.packed(UnsafeBufferPointer(start: p, count: n)) == words.0
     }
 
     /// The index in `table` of the member of the object whose first member is `first` that has this name, or
@@ -43,9 +134,8 @@ public struct JSONKey: Sendable, Hashable {
     @usableFromInline
     func matches(_ member: JSONMember, base: UnsafePointer<UInt8>) -> Bool {
         let body = UnsafeBufferPointer(start: base + Int(member.keyStart), count: Int(member.keyEnd - member.keyStart))
-        return utf8.withUnsafeBufferPointer { name in
-            member.keyEscaped ? JSONReader.unescape(body).elementsEqual(name) : bytesEqual(body, name)
-        }
+        if member.keyEscaped { return JSONReader.unescape(body).withUnsafeBufferPointer { isName($0) } }
+        return body.count == count && equals(body.baseAddress!)
     }
 }
 
@@ -129,7 +219,9 @@ extension JSONObject {
         guard let member = member(key) else { return nil }
         guard member.kind == .string else { return false }
         return withStringBytes(of: member) { actual in
-            // Through the array's buffer: its elements are borrowed, not retained one by one.
+            // Through the array's buffer: the elements are not copied out. Each candidate's storage is still retained
+            // and released around its comparison by the standard library's UTF-8 access (an atomic operation on a
+            // string every thread verifying with this profile shares).
             candidates.withUnsafeBufferPointer { candidates in
                 for candidate in candidates where candidate.withBorrowedUTF8({ bytesEqual(actual, $0) }) { return true }
                 return false
