@@ -88,13 +88,7 @@ extension ServeService {
                 : out.line("X-Auth-Audience: ", "aud", IdentityHeaders.encodeList(verified.claims.audience))
             if let error { return .failure(error) }
         }
-        let expires: Double
-        switch claims.number(ClaimKey.exp) {
-        case .integer(let seconds): expires = Double(seconds)
-        case .real(let seconds): expires = seconds
-        case .missing, .notANumber: expires = 0
-        }
-        out.line("X-Auth-Expires: ", String(Int64(expires)))
+        out.line("X-Auth-Expires: ", Int64(claims.number(ClaimKey.exp).double ?? 0))
         if claims.kind(of: ClaimKey.email) == .string, AppleClaims.flexibleBool(claims, ClaimKey.emailVerified) == true,
            let error = claims.withString(ClaimKey.email, { out.line("X-Auth-Email: ", "email", $0) }) ?? nil {
             return .failure(error)
@@ -139,6 +133,24 @@ private struct IdentityLines {
     /// The line of a value the service chose (a provider, a profile's name, a number), encoded, whatever its length.
     mutating func line(_ start: StaticString, _ value: String) {
         value.withBorrowedUTF8 { _ = write(start, $0, encoded: true) }
+    }
+
+    /// The line of a number the service computed (`X-Auth-Expires`): its decimal digits, written in place.
+    mutating func line(_ start: StaticString, _ value: Int64) {
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { digits in
+            // Nineteen digits at most, and a sign.
+            var magnitude = value.magnitude, at = 20
+            repeat {
+                at -= 1
+                digits[at] = UInt8(ascii: "0") + UInt8(magnitude % 10)
+                magnitude /= 10
+            } while magnitude > 0
+            if value < 0 {
+                at -= 1
+                digits[at] = UInt8(ascii: "-")
+            }
+            _ = write(start, UnsafeBufferPointer(rebasing: digits[at...]), encoded: false)
+        }
     }
 
     /// The line of a value that is a safe header value as it is (the payload segment, base64url).

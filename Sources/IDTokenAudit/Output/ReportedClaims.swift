@@ -74,7 +74,7 @@ package struct ReportedClaims: Sendable, Hashable {
             case ReportedClaims.exp:
                 // An integer (the usual time) is read from its text here; a real by the reader's own parse.
                 if kind == .integer { exp = (String(decoding: value, as: UTF8.self), Double(ReportedClaims.integer(value))) }
-                if kind == .real { exp = (String(decoding: value, as: UTF8.self), ReportedClaims.seconds(claims.number(ClaimKey.exp))) }
+                if kind == .real { exp = (String(decoding: value, as: UTF8.self), claims.number(ClaimKey.exp).double) }
             case ReportedClaims.iat:
                 if kind == .integer || kind == .real { iat = String(decoding: value, as: UTF8.self) }
             default:
@@ -118,15 +118,6 @@ package struct ReportedClaims: Sendable, Hashable {
             k += 1
         }
         return negative ? value : 0 &- value
-    }
-
-    /// A number member as seconds: nil when missing or not a number.
-    static func seconds(_ member: JSONNumberMember) -> Double? {
-        switch member {
-        case .integer(let value): return Double(value)
-        case .real(let value): return value
-        case .missing, .notANumber: return nil
-        }
     }
 
     package static func == (a: ReportedClaims, b: ReportedClaims) -> Bool {

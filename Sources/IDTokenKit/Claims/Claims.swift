@@ -58,13 +58,13 @@ public struct Claims: Sendable {
         return Claims.strings(aud) ?? []
     }
     /// `exp`, in Unix seconds.
-    public var expiresAt: Double? { seconds("exp") }
+    public var expiresAt: Double? { object.number(ClaimKey.exp).double }
     /// `nbf`, in Unix seconds.
-    public var notBefore: Double? { seconds("nbf") }
+    public var notBefore: Double? { object.number(ClaimKey.nbf).double }
     /// `iat`, in Unix seconds.
-    public var issuedAt: Double? { seconds("iat") }
+    public var issuedAt: Double? { object.number(ClaimKey.iat).double }
     /// When the user signed in (`auth_time`).
-    public var authTime: Double? { seconds("auth_time") }
+    public var authTime: Double? { object.number(ClaimKey.authTime).double }
     /// `nonce`.
     public var nonce: String? { string("nonce") }
     /// `email`.

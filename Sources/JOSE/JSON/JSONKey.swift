@@ -299,4 +299,13 @@ public enum JSONNumberMember: Sendable, Equatable {
     case real(Double)
     /// The member holds something else (a string, `null`…), of this kind.
     case notANumber(JSONKind)
+
+    /// The number, an integer converted: nil when the member is missing or not a number.
+    public var double: Double? {
+        switch self {
+        case .integer(let value): return Double(value)
+        case .real(let value): return value
+        case .missing, .notANumber: return nil
+        }
+    }
 }
