@@ -32,12 +32,7 @@ enum NumericDate {
     /// The claim's value in seconds when it is a valid NumericDate; nil when absent or not one (no error is made).
     @inline(__always)
     static func valid(_ claims: JSONObject, _ key: JSONKey) -> Double? {
-        let seconds: Double
-        switch claims.number(key) {
-        case .integer(let integer): seconds = Double(integer)
-        case .real(let real): seconds = real
-        case .missing, .notANumber: return nil
-        }
+        guard let seconds = claims.number(key).double else { return nil }
         return seconds >= 0 && seconds <= latest ? seconds : nil
     }
 
