@@ -61,8 +61,11 @@ final class SignatureBatcher: @unchecked Sendable {
         tokens += count
         largest = max(largest, count)
         batching = count >= signatures.minimumKernelLanes
-        signatures.verify(count: count, entry: { (spare[$0].token.jws, spare[$0].token.key) }) { k, valid in
-            spare[k].verified(valid)
+        // Read through the buffer: the tokens are lent to the batch where they are, not copied out.
+        spare.withUnsafeBufferPointer { spare in
+            signatures.verify(count: count, entry: { k, use in use(spare[k].token.jws, spare[k].token.key) }) { k, valid in
+                spare[k].verified(valid)
+            }
         }
         spare.removeAll(keepingCapacity: true)
     }

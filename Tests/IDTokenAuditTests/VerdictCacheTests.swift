@@ -8,9 +8,20 @@ struct VerdictCacheTests {
     static let refused = VerdictCache.Verdict(error: TokenError(.badSignature, "forged"), claims: .none, signatureVerified: false,
                                               profile: nil, replayEntry: nil)
 
-    /// Looks `token` up and, on a miss, inserts its verdict, as the audit does; returns whether it was a hit.
+    /// Looks `token` up and, on a miss, inserts its verdict, as the audit does (a claim, then the insert that ends
+    /// it, told whether the cache held the token); returns whether it was a hit.
     static func present(_ token: String, to cache: VerdictCache, verdict: VerdictCache.Verdict = verdict) -> Bool {
-        lookup(token, in: cache) != nil || { insert(token, verdict, in: cache); return false }()
+        let hash = cache.hash(token: token.utf8, nonce: nil)
+        switch cache.lookupOrClaim(hash, token: token.utf8, nonce: nil, at: 0) {
+        case .hit: return true
+        case .busy:
+            Issue.record("no other worker holds a claim")
+            return false
+        case .judge(let claimed, let fresh):
+            cache.insert(hash, token: token.utf8, nonce: nil, entry: VerdictCache.Entry(from: -.infinity, until: .infinity, verdict: verdict),
+                         releasing: claimed, fresh: fresh)
+            return false
+        }
     }
 
     static func lookup(_ token: String, nonce: String? = nil, in cache: VerdictCache, hash: UInt64? = nil) -> VerdictCache.Verdict? {
@@ -59,6 +70,52 @@ struct VerdictCacheTests {
         let huge = token(99, bytes: 70_000)
         #expect(!VerdictCacheTests.present(huge, to: cache))
         #expect(!VerdictCacheTests.present(huge, to: cache))
+    }
+
+    @Test("a claim says whether either generation holds the token: a fresh one is added, a held one keeps its verdicts")
+    func freshClaims() {
+        let cache = VerdictCache(capacity: 64, shards: 1)
+        let token = "eyJhIjoxfQ.eyJiIjoxfQ.c2lnbmF0dXJl"
+        let hash = cache.hash(token: token.utf8, nonce: nil)
+        func claim(at time: Double) -> (claimed: Bool, fresh: Bool)? {
+            guard case .judge(let claimed, let fresh) = cache.lookupOrClaim(hash, token: token.utf8, nonce: nil, at: time) else { return nil }
+            return (claimed, fresh)
+        }
+        func insert(_ from: Double, _ until: Double, _ verdict: VerdictCache.Verdict, fresh: Bool) {
+            cache.insert(hash, token: token.utf8, nonce: nil, entry: VerdictCache.Entry(from: from, until: until, verdict: verdict),
+                         releasing: true, fresh: fresh)
+        }
+        func lookup(at time: Double) -> VerdictCache.Verdict? { cache.lookup(hash, token: token.utf8, nonce: nil, at: time) }
+
+        let first = claim(at: 10)
+        #expect(first?.claimed == true && first?.fresh == true)
+        insert(0, 100, VerdictCacheTests.verdict, fresh: true)
+        #expect(lookup(at: 10) === VerdictCacheTests.verdict)
+        // The same token judged for a time after its interval: held, so its insert looks for it and keeps the verdict
+        // before.
+        let second = claim(at: 150)
+        #expect(second?.claimed == true && second?.fresh == false)
+        insert(100, 200, VerdictCacheTests.refused, fresh: false)
+        #expect(lookup(at: 10) === VerdictCacheTests.verdict)
+        #expect(lookup(at: 150) === VerdictCacheTests.refused)
+        // A generation's worth of other tokens moves it to the previous generation: still held, not fresh, and its
+        // latest verdict carried into the new slot.
+        for k in 0..<64 { #expect(!VerdictCacheTests.present("other-\(k)", to: cache)) }
+        let third = claim(at: 250)
+        #expect(third?.claimed == true && third?.fresh == false)
+        insert(200, 300, VerdictCacheTests.verdict, fresh: false)
+        #expect(lookup(at: 150) === VerdictCacheTests.refused)
+        #expect(lookup(at: 250) === VerdictCacheTests.verdict)
+        // Another token of the same hash is not this one: its claim is fresh, and both keep their own verdicts.
+        let other = "eyJhIjoyfQ.eyJiIjoyfQ.c2lnbmF0dXJl"
+        guard case .judge(true, true) = cache.lookupOrClaim(hash, token: other.utf8, nonce: nil, at: 250) else {
+            Issue.record("a different token of the same hash was taken for the held one")
+            return
+        }
+        cache.insert(hash, token: other.utf8, nonce: nil, entry: VerdictCache.Entry(from: 0, until: 1000, verdict: VerdictCacheTests.refused),
+                     releasing: true, fresh: true)
+        #expect(lookup(at: 250) === VerdictCacheTests.verdict)
+        #expect(cache.lookup(hash, token: other.utf8, nonce: nil, at: 250) === VerdictCacheTests.refused)
     }
 
     @Test("tokens that share a hash keep their own verdicts: a hit is always the same token and nonce")

@@ -397,8 +397,8 @@ package final class AuditEngine: @unchecked Sendable {
         case blank(line: Int)
         /// Answered already: a line without a token, or a verdict from the cache.
         case answered(AuditResult)
-        /// Verified with the batch: the record, and its verdict-cache hash and claim.
-        case verifying(record: Int, hash: UInt64, claimed: Bool)
+        /// Verified with the batch: the record, and its verdict-cache hash and claim (see ``VerdictCache/Lookup``).
+        case verifying(record: Int, hash: UInt64, claimed: Bool, fresh: Bool)
         /// The same token as an earlier record of this batch, or one another worker is judging: looked up again
         /// once the batch's verdicts are in the cache.
         case later(record: Int)
@@ -453,9 +453,9 @@ package final class AuditEngine: @unchecked Sendable {
                 case .later:
                     gathered.append(.later(record: records.count))
                     records.append(record)
-                case .verify(let at, let nonce, let hash, let claimed):
+                case .verify(let at, let nonce, let hash, let claimed, let fresh):
                     positions.append(gathered.count)
-                    gathered.append(.verifying(record: records.count, hash: hash, claimed: claimed))
+                    gathered.append(.verifying(record: records.count, hash: hash, claimed: claimed, fresh: fresh))
                     entries.append(Verifying(record: records.count, at: at, nonce: nonce))
                     records.append(record)
                 }
@@ -474,8 +474,8 @@ package final class AuditEngine: @unchecked Sendable {
                     }
                 }) { entry, outcome in
                     let k = positions[entry]
-                    guard case .verifying(let record, let hash, let claimed) = gathered[k] else { return }
-                    concluded[k] = conclude(records[record], outcome, hash: hash, claimed: claimed, cache: cache,
+                    guard case .verifying(let record, let hash, let claimed, let fresh) = gathered[k] else { return }
+                    concluded[k] = conclude(records[record], outcome, hash: hash, claimed: claimed, fresh: fresh, cache: cache,
                                             findReplays: findReplays, interners: interners, counts: &out)
                 }
             }
@@ -519,9 +519,9 @@ package final class AuditEngine: @unchecked Sendable {
     /// What the verdict cache said about a record.
     private enum Lookup {
         case answered(AuditResult)
-        /// To verify at `at` with `nonce`; `claimed`: other workers wait for the verdict (see
-        /// ``VerdictCache/insert(_:token:nonce:entry:releasing:)``).
-        case verify(at: Double, nonce: Nonce?, hash: UInt64, claimed: Bool)
+        /// To verify at `at` with `nonce`; `claimed`: other workers wait for the verdict; `fresh`: the cache held
+        /// no verdict of the token (see ``VerdictCache/insert(_:token:nonce:entry:releasing:fresh:)``).
+        case verify(at: Double, nonce: Nonce?, hash: UInt64, claimed: Bool, fresh: Bool)
         /// Another worker is judging the same token (only when `defersBusy`).
         case later
     }
@@ -537,21 +537,22 @@ package final class AuditEngine: @unchecked Sendable {
                                          claims: .none, at: at, signatureVerified: false, profile: nil))
         }
         let nonce = record.nonce ?? options.defaultNonce
-        guard cache.isEnabled else { return .verify(at: at, nonce: nonce.map { Nonce($0) }, hash: 0, claimed: false) }
+        guard cache.isEnabled else { return .verify(at: at, nonce: nonce.map { Nonce($0) }, hash: 0, claimed: false, fresh: false) }
         let hash = cache.hash(token: token, nonce: nonce)
         switch cache.lookupOrClaim(hash, token: token, nonce: nonce, at: at, waits: !defersBusy) {
         case .hit(let verdict):
             counts.cacheHits += 1
             return .answered(AuditResult(line: record.line, id: record.id, at: at, verdict: verdict))
-        case .judge(let claimed):
-            return .verify(at: at, nonce: nonce.map { Nonce($0) }, hash: hash, claimed: claimed)
+        case .judge(let claimed, let fresh):
+            return .verify(at: at, nonce: nonce.map { Nonce($0) }, hash: hash, claimed: claimed, fresh: fresh)
         case .busy:
             return .later
         }
     }
 
     /// A verified record's result: its verdict cached (releasing the claim, if it held one) and reported.
-    private func conclude(_ record: borrowing AuditRecord, _ outcome: borrowing ProfileVerification, hash: UInt64, claimed: Bool, cache: VerdictCache,
+    private func conclude(_ record: borrowing AuditRecord, _ outcome: borrowing ProfileVerification, hash: UInt64, claimed: Bool,
+                          fresh: Bool, cache: VerdictCache,
                           findReplays: Bool, interners: ClaimInterners, counts: inout Processed) -> AuditResult {
         counts.verifications += 1
         let at = record.at ?? options.defaultTime
@@ -564,7 +565,7 @@ package final class AuditEngine: @unchecked Sendable {
             let interval = outcome.interval(around: at)
             cache.insert(hash, token: token, nonce: record.nonce ?? options.defaultNonce,
                          entry: VerdictCache.Entry(from: interval.from, until: interval.until, verdict: verdict),
-                         releasing: claimed)
+                         releasing: claimed, fresh: fresh)
         }
         return AuditResult(line: record.line, id: record.id, at: at, verdict: verdict)
     }
@@ -576,11 +577,11 @@ package final class AuditEngine: @unchecked Sendable {
         switch lookup(record, cache: cache, defersBusy: false, counts: &counts) {
         case .answered(let result): return result
         case .later: preconditionFailure("a lookup that waits never answers later")
-        case .verify(let at, let nonce, let hash, let claimed):
+        case .verify(let at, let nonce, let hash, let claimed, let fresh):
             let outcome = record.tokenBytes!.withUnsafeBytes { token in
                 verifier.step(TokenBytes(token), now: at, nonce: nonce, profile: nil, reportsRefusals: true).now()
             }
-            return conclude(record, outcome, hash: hash, claimed: claimed, cache: cache, findReplays: findReplays,
+            return conclude(record, outcome, hash: hash, claimed: claimed, fresh: fresh, cache: cache, findReplays: findReplays,
                             interners: interners, counts: &counts)
         }
     }

@@ -9,8 +9,10 @@ extension VerdictCache {
         /// The verdict held for the token at that time.
         case hit(Verdict)
         /// No verdict: the caller judges the token. When `claimed`, other workers wait for its verdict, and the
-        /// caller must pass it to ``insert(_:token:nonce:entry:releasing:)`` with `releasing: true`.
-        case judge(claimed: Bool)
+        /// caller must pass it to ``insert(_:token:nonce:entry:releasing:fresh:)`` with `releasing: true`, and with
+        /// `fresh` as given here: whether neither generation held the token (for a time outside its verdicts'
+        /// intervals), so that the insert need not look for it again.
+        case judge(claimed: Bool, fresh: Bool)
         /// Another worker is judging the token, and the caller asked not to wait (``lookupOrClaim(_:token:nonce:at:waits:)``).
         case busy
     }
@@ -26,7 +28,7 @@ extension VerdictCache {
     /// With `waits: false` it answers ``Lookup/busy`` instead of waiting: a worker that holds claims of its own
     /// while it gathers a batch must not wait on another that may be waiting on it.
     func lookupOrClaim(_ hash: UInt64, token: some Collection<UInt8>, nonce: String?, at: Double, waits: Bool = true) -> Lookup {
-        guard isEnabled else { return .judge(claimed: false) }
+        guard isEnabled else { return .judge(claimed: false, fresh: false) }
         let mark = hash | 1
         let shard = shard(hash)
         return VerdictCache.withBytes(token, nonce) { token, nonce -> Lookup in
@@ -35,10 +37,11 @@ extension VerdictCache {
             // The clock is read only when there is a verdict to wait for, not for every record.
             var deadline: Date?
             while true {
-                if let verdict = shard.verdict(mark, token, nonce, at: at) { return .hit(verdict) }
+                let held = shard.find(mark, token, nonce, at: at)
+                if let verdict = held.verdict { return .hit(verdict) }
                 if !shard.inFlight.contains(mark) {
                     shard.inFlight.append(mark)
-                    return .judge(claimed: true)
+                    return .judge(claimed: true, fresh: !held.held)
                 }
                 guard waits else { return .busy }
                 let until = deadline ?? Date(timeIntervalSinceNow: VerdictCache.patience)
@@ -46,7 +49,7 @@ extension VerdictCache {
                 shard.waiting += 1
                 let woken = shard.lock.wait(until: until)
                 shard.waiting -= 1
-                if !woken { return .judge(claimed: false) }
+                if !woken { return .judge(claimed: false, fresh: false) }
             }
         }
     }

@@ -74,9 +74,16 @@ final class VerdictCache: @unchecked Sendable {
         /// The verdict held for the token at `at`: the current generation's, else the previous one's. Call with
         /// `lock` held.
         func verdict(_ mark: UInt64, _ token: UnsafeRawBufferPointer, _ nonce: UnsafeRawBufferPointer?, at: Double) -> Verdict? {
-            if let index = current.find(mark, token, nonce) { return current.verdict(at: index, for: at) }
-            if let index = previous.find(mark, token, nonce) { return previous.verdict(at: index, for: at) }
-            return nil
+            find(mark, token, nonce, at: at).verdict
+        }
+
+        /// The verdict held for the token at `at`, and whether either generation holds the token at all. Call with
+        /// `lock` held.
+        func find(_ mark: UInt64, _ token: UnsafeRawBufferPointer, _ nonce: UnsafeRawBufferPointer?,
+                  at: Double) -> (verdict: Verdict?, held: Bool) {
+            if let index = current.find(mark, token, nonce) { return (current.verdict(at: index, for: at), true) }
+            if let index = previous.find(mark, token, nonce) { return (previous.verdict(at: index, for: at), true) }
+            return (nil, false)
         }
 
         init(limit: Int) {
@@ -139,7 +146,12 @@ final class VerdictCache: @unchecked Sendable {
     /// before it: a log presents a token over a short span, so the last two intervals are the ones most likely
     /// asked for next. A token whose text alone is over a generation's byte budget is not remembered. With
     /// `releasing`, ends the claim ``lookupOrClaim(_:token:nonce:at:waits:)`` gave and wakes the workers waiting on it.
-    func insert(_ hash: UInt64, token: some Collection<UInt8>, nonce: String?, entry: Entry, releasing: Bool = false) {
+    /// With `fresh` (the claim's lookup found the token in neither generation), the token is added without being
+    /// looked for again: only the claim's holder adds it meanwhile, and on a log of distinct tokens those two
+    /// probes were each a cache miss a record. (A worker that gave up waiting adds it unclaimed; a second slot for
+    /// the same token is then only a slot spent.)
+    func insert(_ hash: UInt64, token: some Collection<UInt8>, nonce: String?, entry: Entry, releasing: Bool = false,
+                fresh: Bool = false) {
         guard isEnabled else { return }
         let mark = hash | 1
         let shard = shard(hash)
@@ -155,7 +167,7 @@ final class VerdictCache: @unchecked Sendable {
             }
             let bytes = token.count + (nonce?.count ?? 0)
             guard bytes <= perShardBytes else { return }
-            if let index = shard.current.find(mark, token, nonce) {
+            if !fresh, let index = shard.current.find(mark, token, nonce) {
                 shard.current.push(entry, at: index)
                 return
             }
@@ -165,7 +177,7 @@ final class VerdictCache: @unchecked Sendable {
                 // The generation before filled up, so this one most likely will too: its full table at once.
                 shard.current = Generation(roomFor: perShard)
             }
-            let earlier = shard.previous.find(mark, token, nonce).map { shard.previous.latest(at: $0) }
+            let earlier = fresh ? nil : shard.previous.find(mark, token, nonce).map { shard.previous.latest(at: $0) }
             shard.current.add(mark, token, nonce, Pair(latest: entry, earlier: earlier))
         }
         // The dropped generation's pages and verdicts are released here, outside the lock.

@@ -283,7 +283,7 @@ public struct MultiProfileVerifier: Sendable {
         }
         // Pending tokens are read in place, through their buffer.
         pending.withUnsafeBufferPointer { pending in
-            signatures.verify(count: pending.count, entry: { (pending[$0].token.jws, pending[$0].token.key) }) { k, valid in
+            signatures.verify(count: pending.count, entry: { k, use in use(pending[k].token.jws, pending[k].token.key) }) { k, valid in
                 // Switched on in place: `now()` would copy the outcome out of the step.
                 switch pending[k].token.finish(signatureValid: valid) {
                 case .done(let outcome), .waiting(let outcome, _): body(pending[k].index, outcome)

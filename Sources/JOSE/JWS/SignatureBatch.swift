@@ -56,7 +56,7 @@ package final class SignatureBatch {
     /// Whether `jws` and `key` can take a lane: RS256, a 2048-bit key with e = 65537, a signature of 256 bytes
     /// below the modulus.
     @inline(__always)
-    private static func takesLane(_ jws: CompactJWS, _ key: PublicKey) -> Bool {
+    private static func takesLane(_ jws: borrowing CompactJWS, _ key: borrowing PublicKey) -> Bool {
         guard key.algorithm == .rs256, let batchKey = key.batchKey, batchKey.constants != nil,
               jws.signatureCount == Int32(RSABatchPower.signatureLength) else { return false }
         return batchKey.modulusBytes.withUnsafeBytes { n in
@@ -64,48 +64,59 @@ package final class SignatureBatch {
         }
     }
 
-    /// Verifies the signature of each of `count` tokens, `entry(i)` giving the i-th token and the key its header
+    /// How a caller hands the batch its i-th token and the key its header chose: `entry(i, use)` calls `use` with
+    /// them where they are and returns what `use` returned. Lent, not returned: a token returned as a value is a
+    /// copy, which retains and releases each of its references (on a shared key, an atomic operation on a count
+    /// every thread uses).
+    package typealias Entry = (Int, (borrowing CompactJWS, borrowing PublicKey) -> Bool?) -> Bool?
+
+    /// Verifies the signature of each of `count` tokens, `entry` lending the i-th token and the key its header
     /// chose (the caller has checked the algorithm against its policy and the key against the header, as for
     /// ``CompactJWS/verifySignature(with:)``). Calls `verdict(i, valid)` once for each, in no particular order.
-    package func verify(count: Int, entry: (Int) -> (CompactJWS, PublicKey), verdict: (Int, Bool) -> Void) {
-        guard let power else {
+    package func verify(count: Int, entry: Entry, verdict: (Int, Bool) -> Void) {
+        guard power != nil else {
             for i in 0..<count {
-                let (jws, key) = entry(i)
-                verdict(i, jws.verifySignature(with: key))
+                verdict(i, Self.verifyAlone(i, entry))
             }
             return
         }
         laneEntries.removeAll(keepingCapacity: true)
         for i in 0..<count {
-            let (jws, key) = entry(i)
-            guard Self.takesLane(jws, key) else {
-                verdict(i, jws.verifySignature(with: key))
-                continue
-            }
-            let lane = laneEntries.count
-            let placed = power.set(lane: lane, signature: UnsafeRawBufferPointer(start: jws.signatureStart,
-                                                                               count: RSABatchPower.signatureLength), key: key)
-            guard placed else {
-                verdict(i, jws.verifySignature(with: key))
-                continue
-            }
-            jws.withTokenBytes { bytes in
-                key.hash(UnsafeRawBufferPointer(start: bytes.baseAddress, count: jws.secondDot),
-                         into: UnsafeMutableBufferPointer(start: digests + lane * 32, count: 32))
-            }
-            laneEntries.append(i)
+            if let valid = entry(i, { jws, key in place(i, jws, key) }) { verdict(i, valid) }
             if laneEntries.count == RSABatchPower.lanes { flush(entry: entry, verdict: verdict) }
         }
         if !laneEntries.isEmpty { flush(entry: entry, verdict: verdict) }
     }
 
+    /// The i-th token's signature verified by libcrypto.
+    @inline(__always)
+    private static func verifyAlone(_ i: Int, _ entry: Entry) -> Bool {
+        entry(i) { jws, key in jws.verifySignature(with: key) } ?? false
+    }
+
+    /// Gives the i-th token a lane when it can take one (its digest computed) and answers nil; otherwise its
+    /// signature verified by libcrypto.
+    private func place(_ i: Int, _ jws: borrowing CompactJWS, _ key: borrowing PublicKey) -> Bool? {
+        guard let power, Self.takesLane(jws, key) else { return jws.verifySignature(with: key) }
+        let lane = laneEntries.count
+        let placed = power.set(lane: lane, signature: UnsafeRawBufferPointer(start: jws.signatureStart,
+                                                                           count: RSABatchPower.signatureLength), key: key)
+        guard placed else { return jws.verifySignature(with: key) }
+        let signingInput = jws.secondDot
+        jws.withTokenBytes { bytes in
+            key.hash(UnsafeRawBufferPointer(start: bytes.baseAddress, count: signingInput),
+                     into: UnsafeMutableBufferPointer(start: digests + lane * 32, count: 32))
+        }
+        laneEntries.append(i)
+        return nil
+    }
+
     /// Runs the lanes filled so far and reports each: the encoding compared in full, a mismatch verified again by
     /// libcrypto.
-    private func flush(entry: (Int) -> (CompactJWS, PublicKey), verdict: (Int, Bool) -> Void) {
+    private func flush(entry: Entry, verdict: (Int, Bool) -> Void) {
         guard laneEntries.count >= minimumKernelLanes else {
             for i in laneEntries {
-                let (jws, key) = entry(i)
-                verdict(i, jws.verifySignature(with: key))
+                verdict(i, Self.verifyAlone(i, entry))
             }
             laneEntries.removeAll(keepingCapacity: true)
             return
@@ -123,8 +134,7 @@ package final class SignatureBatch {
                 } else {
                     // Never reported bad on the kernel's word alone.
                     kernelRefused += 1
-                    let (jws, key) = entry(i)
-                    verdict(i, jws.verifySignature(with: key))
+                    verdict(i, Self.verifyAlone(i, entry))
                 }
             }
         }
@@ -134,7 +144,7 @@ package final class SignatureBatch {
     /// ``verify(count:entry:verdict:)`` for a list: one answer per token, in order.
     package func verify(_ tokens: [(CompactJWS, PublicKey)]) -> [Bool] {
         var valid = [Bool](repeating: false, count: tokens.count)
-        verify(count: tokens.count, entry: { tokens[$0] }, verdict: { valid[$0] = $1 })
+        verify(count: tokens.count, entry: { k, use in use(tokens[k].0, tokens[k].1) }, verdict: { valid[$0] = $1 })
         return valid
     }
 }
