@@ -33,6 +33,31 @@ struct ReportedClaimsTests {
         }
     }
 
+    @Test("a number's literal is kept and written byte for byte, in place up to 24 bytes and as a string beyond", arguments: [
+        "1767268800", "0", "-0", "-7", "-9223372036854775808", "9223372036854775807", "1.5e9", "0.25", "-1E-2",
+        "1767268800.0", "1767268800.123456789012345", "123456789012345678901.5", "1.2345678901234567890123", "-1.2345678901234567890123",
+    ])
+    func numbersKeptAndWritten(_ literal: String) throws {
+        let claims = try JSONObject.parse(#"{"exp":\#(literal),"iat":\#(literal)}"#)
+        let reported = ReportedClaims(header: nil, claims: claims)
+        for number in [reported.expiresNumber, reported.issuedAtNumber] {
+            #expect(number?.text == literal)
+            #expect(number?.withBytes { Array($0) } == Array(literal.utf8))
+        }
+        // Equal literals are equal and hash alike however they are held; different ones differ.
+        let same = try ReportedClaims(header: nil, claims: JSONObject.parse(#"{"exp":\#(literal)}"#))
+        #expect(same.expiresNumber == reported.expiresNumber)
+        #expect(same.expiresNumber?.hashValue == reported.expiresNumber?.hashValue)
+        let other = try ReportedClaims(header: nil, claims: JSONObject.parse(#"{"exp":42}"#))
+        #expect(other.expiresNumber != reported.expiresNumber)
+        // The NDJSON line carries the literal byte for byte, as the audit's golden outputs require.
+        var line: [UInt8] = []
+        RecordRendering.ndjson(AuditResult(line: 1, id: nil, error: nil, claims: reported, at: 0, signatureVerified: true, profile: nil),
+                               into: &line)
+        let text = String(decoding: line, as: UTF8.self)
+        #expect(text.contains(#","exp":\#(literal),"iat":\#(literal),"at":0,"#), "\(text)")
+    }
+
     /// The fields are read in one walk over the members, by name; each must be what a look-up of its name finds
     /// (names and values written with escapes, values of other kinds, names that only start like a reported one).
     @Test("one walk reads the same fields as a look-up of each name", arguments: [

@@ -51,7 +51,7 @@ enum RecordRendering {
         case nil: break
         }
         room(claims.kid)
-        bound += (claims.expiresText?.utf8.count ?? 0) + (claims.issuedAtText?.utf8.count ?? 0)
+        bound += (claims.expiresNumber?.byteCount ?? 0) + (claims.issuedAtNumber?.byteCount ?? 0)
         room(message)
         RecordWriter.write(into: &out, bound: bound) { w in
             w.literal("{\"line\":")
@@ -88,9 +88,9 @@ enum RecordRendering {
             w.literal(",\"kid\":")
             w.optionalString(claims.kid)
             w.literal(",\"exp\":")
-            if let exp = claims.expiresText { w.raw(exp) } else { w.literal("null") }
+            w.number(claims.expiresNumber)
             w.literal(",\"iat\":")
-            if let iat = claims.issuedAtText { w.raw(iat) } else { w.literal("null") }
+            w.number(claims.issuedAtNumber)
             w.literal(",\"at\":")
             // Whole seconds, as UnixTime.text writes every time people read (a record's at may carry a fraction).
             if r.at.isFinite, abs(r.at) < 1e15 { w.int(Int(r.at.rounded(.down))) } else { w.raw(UnixTime.text(r.at)) }

@@ -42,6 +42,11 @@ struct RecordWriter {
         text.withBorrowedUTF8 { bytes($0) }
     }
 
+    /// A reported number as the token wrote it, or `null`.
+    mutating func number(_ number: ReportedClaims.NumberText?) {
+        if let number { number.withBytes { bytes($0) } } else { literal("null") }
+    }
+
     /// An integer's decimal digits (at most 20 and a sign).
     mutating func int(_ value: Int) {
         if value < 0 { byte(0x2D) }

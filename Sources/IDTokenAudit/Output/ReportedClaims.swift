@@ -9,11 +9,58 @@ package struct ReportedClaims: Sendable, Hashable {
     /// `aud` as the token holds it: a string, or a list.
     package let audience: Audience?
     package let kid: String?
-    /// `exp` as JSON number text, exactly as in the token.
-    package let expiresText: String?
+    /// `exp` as the token writes it.
+    package let expiresNumber: NumberText?
     package let expires: Double?
-    /// `iat` as JSON number text.
-    package let issuedAtText: String?
+    /// `iat` as the token writes it.
+    package let issuedAtNumber: NumberText?
+
+    /// `exp` as JSON number text, exactly as in the token.
+    package var expiresText: String? { expiresNumber?.text }
+    /// `iat` as JSON number text, exactly as in the token.
+    package var issuedAtText: String? { issuedAtNumber?.text }
+
+    /// A JSON number's literal exactly as a token writes it (reports copy it, they never reformat a number). A
+    /// literal of up to 24 bytes (every integer, and the usual real) is held in place, not in a string: making a
+    /// string of it checked its UTF-8 again, and two of them a record were a tenth of the reported claims' cost.
+    package struct NumberText: Sendable, Hashable {
+        private var head: (UInt64, UInt64, UInt64) = (0, 0, 0)
+        /// The literal's length when it is held in `head`.
+        private var count = 0
+        /// A literal over 24 bytes.
+        private var long: String?
+
+        /// A number's literal, as the reader accepted it.
+        init(_ literal: UnsafeBufferPointer<UInt8>) {
+            if literal.count <= MemoryLayout.size(ofValue: head) {
+                withUnsafeMutableBytes(of: &head) { $0.copyMemory(from: UnsafeRawBufferPointer(literal)) }
+                count = literal.count
+            } else {
+                long = String(decoding: literal, as: UTF8.self)
+            }
+        }
+
+        /// The literal's length in bytes.
+        var byteCount: Int { long?.utf8.count ?? count }
+
+        /// Calls `body` with the literal's bytes.
+        @inline(__always)
+        func withBytes<R>(_ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
+            if let long { return long.withBorrowedUTF8(body) }
+            return withUnsafeBytes(of: head) { body(UnsafeBufferPointer(start: $0.bindMemory(to: UInt8.self).baseAddress, count: count)) }
+        }
+
+        /// The literal.
+        package var text: String { long ?? withBytes { String(decoding: $0, as: UTF8.self) } }
+
+        package static func == (a: NumberText, b: NumberText) -> Bool {
+            a.withBytes { x in b.withBytes { y in x.elementsEqual(y) } }
+        }
+
+        package func hash(into hasher: inout Hasher) {
+            withBytes { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
+        }
+    }
 
     package enum Audience: Sendable, Hashable {
         case single(String)
@@ -51,16 +98,18 @@ package struct ReportedClaims: Sendable, Hashable {
             issuer = nil
             subject = nil
             audience = nil
-            expiresText = nil
+            expiresNumber = nil
             expires = nil
-            issuedAtText = nil
+            issuedAtNumber = nil
             return
         }
         // The five claims read in one walk over the members (a look-up each would walk them again), by their
         // three-letter names.
         let issuers = interners?.issuer, audiences = interners?.audience
         var issuer: String?, subject: String?, audience: Audience?
-        var exp: (text: String, seconds: Double?)?, iat: String?
+        // exp's and iat's literals, where the document holds them (a number is lent as written, in place): kept
+        // after the walk, so that the closure holds nothing but pointers and stays inlined in it.
+        var exp: (kind: JSONKind, literal: UnsafeBufferPointer<UInt8>)?, iat: UnsafeBufferPointer<UInt8>?
         var audienceIsList = false
         claims.forEachMember(decodingStrings: true) { name, kind, value in
             guard name.count == 3 else { return }
@@ -72,15 +121,22 @@ package struct ReportedClaims: Sendable, Hashable {
             case ReportedClaims.aud:
                 if kind == .string { audience = .single(text(value, audiences)) } else { audienceIsList = kind == .array }
             case ReportedClaims.exp:
-                // An integer (the usual time) is read from its text here; a real by the reader's own parse.
-                if kind == .integer { exp = (String(decoding: value, as: UTF8.self), Double(ReportedClaims.integer(value))) }
-                if kind == .real { exp = (String(decoding: value, as: UTF8.self), claims.number(ClaimKey.exp).double) }
+                if kind == .integer || kind == .real { exp = (kind, value) }
             case ReportedClaims.iat:
-                if kind == .integer || kind == .real { iat = String(decoding: value, as: UTF8.self) }
+                if kind == .integer || kind == .real { iat = value }
             default:
                 break
             }
         }
+        if let exp {
+            expiresNumber = NumberText(exp.literal)
+            // An integer (the usual time) is read from its literal here; a real by the reader's own parse.
+            expires = exp.kind == .integer ? Double(ReportedClaims.integer(exp.literal)) : claims.number(ClaimKey.exp).double
+        } else {
+            expiresNumber = nil
+            expires = nil
+        }
+        issuedAtNumber = iat.map { NumberText($0) }
         if audienceIsList {
             let elements = claims[ClaimKey.aud]?.array ?? []
             audience = .list(elements.prefix(16).compactMap { element in element.withStringBytes { text($0, audiences) } })
@@ -88,9 +144,6 @@ package struct ReportedClaims: Sendable, Hashable {
         self.issuer = issuer
         self.subject = subject
         self.audience = audience
-        expiresText = exp?.text
-        expires = exp?.seconds
-        issuedAtText = iat
     }
 
     /// The reported claims' names as the three bytes of a little-endian word (see `init(_:interning:)`): constants
@@ -122,14 +175,14 @@ package struct ReportedClaims: Sendable, Hashable {
 
     package static func == (a: ReportedClaims, b: ReportedClaims) -> Bool {
         a.issuer == b.issuer && a.subject == b.subject && a.audience == b.audience && a.kid == b.kid
-            && a.expiresText == b.expiresText && a.issuedAtText == b.issuedAtText
+            && a.expiresNumber == b.expiresNumber && a.issuedAtNumber == b.issuedAtNumber
     }
 
     package func hash(into hasher: inout Hasher) {
         hasher.combine(issuer)
         hasher.combine(subject)
         hasher.combine(kid)
-        hasher.combine(expiresText)
+        hasher.combine(expiresNumber)
     }
 
     /// Reports keep strings short: a token's claims are not trusted to be reasonable.

@@ -248,7 +248,8 @@ extension JSONObject {
     ///
     /// With `decodingStrings`, a string value is passed as its decoded UTF-8 bytes instead (no quotes, escapes
     /// resolved; in place unless it holds escapes), as ``withString(_:_:)`` would lend it: for readers of
-    /// several claims' values at once.
+    /// several claims' values at once. A value passed as written points into the document itself, and stays valid
+    /// as long as the document does (a decoded string or an unescaped name only during the call).
     @inlinable
     package func forEachMember<E: Error>(decodingStrings: Bool = false,
                                          _ body: (UnsafeBufferPointer<UInt8>, JSONKind, UnsafeBufferPointer<UInt8>) throws(E) -> Void) throws(E) {
