@@ -22,7 +22,7 @@ package struct ReportedClaims: Sendable, Hashable {
 
     /// A JSON number's literal exactly as a token writes it (reports copy it, they never reformat a number). A
     /// literal of up to 24 bytes (every integer, and the usual real) is held in place, not in a string: making a
-    /// string of it checked its UTF-8 again, and two of them a record were a tenth of the reported claims' cost.
+    /// string of it checked its UTF-8 again, about 230 instructions a number, two numbers a record.
     package struct NumberText: Sendable, Hashable {
         private var head: (UInt64, UInt64, UInt64) = (0, 0, 0)
         /// The literal's length when it is held in `head`.
@@ -47,7 +47,9 @@ package struct ReportedClaims: Sendable, Hashable {
         @inline(__always)
         func withBytes<R>(_ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
             if let long { return long.withBorrowedUTF8(body) }
-            return withUnsafeBytes(of: head) { body(UnsafeBufferPointer(start: $0.bindMemory(to: UInt8.self).baseAddress, count: count)) }
+            return withUnsafeBytes(of: head) { raw in
+                raw.withMemoryRebound(to: UInt8.self) { body(UnsafeBufferPointer(rebasing: $0[..<count])) }
+            }
         }
 
         /// The literal.
