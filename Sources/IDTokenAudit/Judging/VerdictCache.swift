@@ -71,14 +71,8 @@ final class VerdictCache: @unchecked Sendable {
         /// Workers waiting on `lock` for another worker's verdict: only then does an insert wake anyone.
         @exclusivity(unchecked) var waiting = 0
 
-        /// The verdict held for the token at `at`: the current generation's, else the previous one's. Call with
-        /// `lock` held.
-        func verdict(_ mark: UInt64, _ token: UnsafeRawBufferPointer, _ nonce: UnsafeRawBufferPointer?, at: Double) -> Verdict? {
-            find(mark, token, nonce, at: at).verdict
-        }
-
-        /// The verdict held for the token at `at`, and whether either generation holds the token at all. Call with
-        /// `lock` held.
+        /// The verdict held for the token at `at` (the current generation's, else the previous one's), and whether
+        /// either generation holds the token at all. Call with `lock` held.
         func find(_ mark: UInt64, _ token: UnsafeRawBufferPointer, _ nonce: UnsafeRawBufferPointer?,
                   at: Double) -> (verdict: Verdict?, held: Bool) {
             if let index = current.find(mark, token, nonce) { return (current.verdict(at: index, for: at), true) }
@@ -138,7 +132,7 @@ final class VerdictCache: @unchecked Sendable {
         return VerdictCache.withBytes(token, nonce) { token, nonce -> Verdict? in
             shard.lock.lock()
             defer { shard.lock.unlock() }
-            return shard.verdict(mark, token, nonce, at: at)
+            return shard.find(mark, token, nonce, at: at).verdict
         }
     }
 
