@@ -70,6 +70,38 @@ import Testing
         }
     }
 
+    /// A replica of the verifier (``MultiProfileVerifier/replica()``, an audit worker's own) judges every vector as
+    /// the verifier itself does, single and in batches (its keys' batch constants made again: the kernel takes the
+    /// same lanes), over key objects of its own that hold the same keys.
+    @Test(arguments: RSABatchImplementation.allCases.filter(\.isAvailable))
+    func replicaAgreesWithOriginal(_ implementation: RSABatchImplementation) throws {
+        let signatures = SignatureBatch(implementation: implementation)
+        signatures.minimumKernelLanes = 1
+        var compared = 0
+        for group in try Self.groups() {
+            let replica = group.verifier.replica()
+            let batch = replica.evaluate(batch: group.entries, signatures: signatures)
+            for (k, entry) in group.entries.enumerated() {
+                let original = group.verifier.evaluate(entry.token, at: entry.at, nonce: entry.nonce)
+                let single = replica.evaluate(entry.token, at: entry.at, nonce: entry.nonce)
+                #expect(Self.same(single, original) && Self.same(batch[k], original),
+                        "\(group.ids[k]): original \(original.error?.description ?? "valid"), replica \(single.error?.description ?? "valid"), in a batch \(batch[k].error?.description ?? "valid")")
+                compared += 1
+            }
+            let keys = try #require(group.verifier.members[0].verifier.keySource.currentKeys())
+            let replicaKeys = try #require(replica.members[0].verifier.keySource.currentKeys())
+            #expect(replicaKeys.keys.count == keys.keys.count && replicaKeys.rejected == keys.rejected)
+            for (mine, theirs) in zip(replicaKeys.keys, keys.keys) {
+                #expect(mine !== theirs)
+                #expect(mine.kid == theirs.kid && mine.thumbprint == theirs.thumbprint && mine.algorithm == theirs.algorithm)
+            }
+            #expect(replica.members.map(\.name) == group.verifier.members.map(\.name))
+            #expect(replica.members[0].verifier.profile.issuers == group.verifier.members[0].verifier.profile.issuers)
+        }
+        #expect(compared >= 400)
+        if implementation != .libcrypto { #expect(signatures.kernelAccepted >= 30) }
+    }
+
     /// The audit's way in: each token lent as bytes (``TokenBytes``, split from a copy of them) instead of text, the
     /// group as one batch. Every outcome must be the text's, and so must an accepted token's replay key.
     @Test func bytesAgreeWithText() throws {

@@ -67,6 +67,24 @@ public struct Profile: Sendable {
     /// The pinned issuers.
     public var issuers: [String] { issuer.accepted }
 
+    /// The same profile in storage of its own: its strings and arrays copied, its rules in containers of their
+    /// own (a rule's own strings stay shared), for a verifier replica (``IDTokenVerifier/replica()``).
+    package func replica() -> Profile {
+        func fresh(_ text: String) -> String { String(decoding: Array(text.utf8), as: UTF8.self) }
+        var copy = self
+        copy.tokenName = fresh(tokenName)
+        copy.issuer = IssuerRule(issuer.accepted.map(fresh),
+                                 patterns: issuer.patterns.map { .init(prefix: fresh($0.prefix), suffix: fresh($0.suffix)) })
+        copy.audience.accepted = audience.accepted.map(fresh)
+        copy.requiredType = requiredType.map(fresh)
+        // Each rule taken out of its existential and put in a new one: a new box, not the shared one retained.
+        copy.rules = rules.map { $0.inContainerOfItsOwn }
+        copy.keysURL = keysURL.map(fresh)
+        copy.audienceHint = fresh(audienceHint)
+        copy.issuerHint = fresh(issuerHint)
+        return copy
+    }
+
     /// Returns a copy with another leeway.
     public func withLeeway(_ leeway: Leeway) -> Profile {
         var copy = self

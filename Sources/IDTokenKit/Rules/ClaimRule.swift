@@ -16,6 +16,10 @@ public protocol ClaimRule: Sendable {
 
 extension ClaimRule {
     public var dependsOnlyOnClaims: Bool { false }
+
+    /// This rule in an existential container of its own (a copy of the value, boxed anew): see
+    /// ``Profile/replica()``.
+    var inContainerOfItsOwn: any ClaimRule { self }
 }
 
 /// What a rule may need besides the claims.

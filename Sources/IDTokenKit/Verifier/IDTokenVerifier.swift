@@ -65,6 +65,33 @@ public struct IDTokenVerifier: Sendable {
         try self.init(profile: profile, keys: StaticKeySource(keys), replayCache: replayCache, cache: cache)
     }
 
+    /// A verifier that judges every token as this one does, over a profile and a fixed key set in objects of its
+    /// own (``Profile/replica()``, ``JWKSet/replica()``), for a thread that verifies apart from the others (an
+    /// audit's worker): every verification retains and releases the profile's and the key set's objects, and when
+    /// threads on several cores share them, each of those reference counts moves a cache line between cores. The
+    /// key source of a verifier without a fixed set, the replay cache and the verified-token cache are the same
+    /// objects (a replica's keys are not the original's, so that cache treats what the original verified as
+    /// unverified).
+    package func replica() -> IDTokenVerifier { IDTokenVerifier(replicating: self) }
+
+    private init(replicating other: IDTokenVerifier) {
+        profile = other.profile.replica()
+        if let fixed = other.fixedKeys {
+            let keys = fixed.replica()
+            keySource = StaticKeySource(keys)
+            fixedKeys = keys
+        } else {
+            keySource = other.keySource
+            fixedKeys = nil
+        }
+        replayCache = other.replayCache
+        synchronousReplayCache = other.synchronousReplayCache
+        consultsReplayCache = other.consultsReplayCache
+        verifiedTokenCache = other.verifiedTokenCache
+        leeway = other.leeway
+        allowedAlgorithms = other.allowedAlgorithms
+    }
+
     /// This verifier without its replay cache, for a delivery that reserves its token in that cache itself
     /// (``MultiProfileVerifier/deliverAppleNotification(body:now:hold:handler:)``) instead of consuming it.
     package var withoutReplayCache: IDTokenVerifier {

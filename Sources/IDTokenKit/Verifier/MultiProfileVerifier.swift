@@ -136,6 +136,11 @@ public struct MultiProfileVerifier: Sendable {
                           routingLimits: source.routingLimits)
     }
 
+    /// A verifier that judges every token as this one does, each member's verifier replaced by its replica
+    /// (``IDTokenVerifier/replica()``) and the routes built again: for a thread that verifies apart from the others,
+    /// so that the reference counts it changes on every token are not another core's.
+    package func replica() -> MultiProfileVerifier { MultiProfileVerifier(self) { $0.replica() } }
+
     /// These members without their replay caches: a delivery reserves its token in the cache itself.
     package var withoutReplayCaches: MultiProfileVerifier { MultiProfileVerifier(self) { $0.withoutReplayCache } }
 

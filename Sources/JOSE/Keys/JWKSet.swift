@@ -95,6 +95,12 @@ public struct JWKSet: Sendable {
         return nil
     }
 
+    /// The same keys in objects of their own (``PublicKey/replica()``; a key libcrypto cannot copy is shared), for a
+    /// thread that verifies apart from the others.
+    package func replica() -> JWKSet {
+        JWKSet(keys: keys.map { $0.replica() ?? $0 }, rejected: rejected)
+    }
+
     /// The key with this `kid`.
     public func key(kid: String) -> PublicKey? {
         var kid = kid

@@ -118,6 +118,32 @@ public final class PublicKey: @unchecked Sendable {
         EVP_PKEY_free(pkey)
     }
 
+    /// The same key in objects of its own, for a thread that verifies apart from the others (an audit worker):
+    /// every verification retains and releases the key, and when threads on several cores share one object, each of
+    /// those reference counts moves the object's cache line between cores. The replica shares the libcrypto key,
+    /// which verifications only read, and computes the batch path's constants again; nil when libcrypto cannot copy
+    /// the prepared context.
+    package func replica() -> PublicKey? {
+        guard let context = EVP_PKEY_CTX_dup(prepared) else {
+            ERR_clear_error()
+            return nil
+        }
+        EVP_PKEY_up_ref(pkey)
+        return PublicKey(replicating: self, prepared: context)
+    }
+
+    private init(replicating other: PublicKey, prepared: OpaquePointer) {
+        self.pkey = other.pkey
+        self.prepared = prepared
+        self.digest = other.digest
+        self.algorithm = other.algorithm
+        self.kid = other.kid.map { String(decoding: Array($0.utf8), as: UTF8.self) }
+        self.bits = other.bits
+        self.signatureLength = other.signatureLength
+        self.thumbprint = String(decoding: Array(other.thumbprint.utf8), as: UTF8.self)
+        self.batchKey = other.batchKey.flatMap { RSABatchKey(modulus: $0.modulus, exponent: $0.exponent) }
+    }
+
     // MARK: Construction
 
     /// An RSA key from its big-endian modulus and public exponent.

@@ -39,6 +39,7 @@ func verifierScenarios(_ fixtures: Fixtures) throws -> [Scenario] {
         return { (try? await asyncVerifier.verify(firebase, now: now)) != nil }
     })
     scenarios.append(try batchScenario(fixtures, audience: try audience("firebase")))
+    scenarios.append(try batchReplicaScenario(fixtures, audience: try audience("firebase")))
     scenarios.append(try singleEightScenario(fixtures, audience: try audience("firebase")))
     return scenarios
 }
@@ -61,6 +62,31 @@ func batchScenario(_ fixtures: Fixtures, audience: String) throws -> Scenario {
                             baseline: "raw-rsa2048") {
         let signatures = SignatureBatch()
         return { verifier.evaluate(batch: entries, signatures: signatures).allSatisfy { $0.error == nil } }
+    }
+    scenario.operationsPerCall = 8
+    return scenario
+}
+
+/// `verify-firebase-batch8` with each thread's own replica of the verifier (`MultiProfileVerifier.replica()`, as each
+/// audit worker keeps one) and its own token strings, so that no reference count a thread changes on every token is
+/// another core's. Beside `verify-firebase-batch8` at many threads it measures what sharing those objects costs:
+/// each retain or release of an object another core holds moves the object's cache line between cores.
+func batchReplicaScenario(_ fixtures: Fixtures, audience: String) throws -> Scenario {
+    let at = Double(fixtures.now)
+    let verifier = MultiProfileVerifier(try IDTokenVerifier(profile: .firebase(projectID: audience), keys: fixtures.jwks))
+    let tokens = try (1...8).map { try fixtures.token("firebase-user-\($0)") }
+    @Sendable func entries() -> [MultiProfileVerifier.BatchEntry] {
+        tokens.map { MultiProfileVerifier.BatchEntry(token: String(decoding: Array($0.utf8), as: UTF8.self), at: at) }
+    }
+    guard verifier.replica().evaluate(batch: entries(), signatures: SignatureBatch()).allSatisfy({ $0.error == nil }) else {
+        throw BenchError("a firebase-user fixture does not verify through a replica of the verifier")
+    }
+    var scenario = Scenario(name: "verify-firebase-replica8",
+                            summary: "verify-firebase-batch8, each thread with a replica of the verifier and tokens of its own",
+                            baseline: "raw-rsa2048") {
+        let (replica, entries) = (verifier.replica(), entries())
+        let signatures = SignatureBatch()
+        return { replica.evaluate(batch: entries, signatures: signatures).allSatisfy { $0.error == nil } }
     }
     scenario.operationsPerCall = 8
     return scenario
