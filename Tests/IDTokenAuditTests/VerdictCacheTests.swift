@@ -54,6 +54,26 @@ struct VerdictCacheTests {
         #expect(hits == 2900)
     }
 
+    @Test("many small shards (sixteen an audit worker) keep every token their generations hold, in pages sized to them")
+    func manySmallShards() {
+        // The default capacity over 256 shards, as 16 workers spread it: 32 tokens a generation, 64 KiB of text,
+        // 8 KiB pages; sixteen shards keep 32 KiB pages.
+        let cache = VerdictCache(capacity: 8192, shards: 256)
+        #expect(cache.pageBytes == 8192)
+        #expect(VerdictCache(capacity: 8192).pageBytes == 32768)
+        func token(_ k: Int) -> String { "token-\(k)-" + String(repeating: "x", count: 900 + k % 200) }
+        // About twelve tokens a shard: no shard fills two generations, so every one is held.
+        for k in 0..<3000 { #expect(!VerdictCacheTests.present(token(k), to: cache)) }
+        var hits = 0
+        for k in 0..<3000 where VerdictCacheTests.present(token(k), to: cache) { hits += 1 }
+        #expect(hits == 3000)
+        // Far more than the cache holds: what is left is at most two generations of every shard.
+        for k in 3000..<40000 { _ = VerdictCacheTests.present(token(k), to: cache) }
+        hits = 0
+        for k in 0..<40000 where VerdictCacheTests.lookup(token(k), in: cache) != nil { hits += 1 }
+        #expect(hits >= 8192 && hits <= 2 * 8192)
+    }
+
     @Test("large tokens fill a generation by their bytes; a token over a generation's byte budget is not remembered")
     func byteBudget() {
         // 32 tokens a generation, so 64 KiB of text a generation.

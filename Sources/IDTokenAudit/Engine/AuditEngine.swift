@@ -53,7 +53,10 @@ package final class AuditEngine: @unchecked Sendable {
         let clock = RunClock()
         let reader = HandOff(LineReader(input, maxLineBytes: options.maxLineBytes, firstLine: options.firstLine))
         let pipeline = Pipeline(inFlight: options.threads * options.batchesPerThread, workers: options.threads)
-        let cache = VerdictCache(capacity: options.cacheCapacity)
+        // Sixteen shards a worker (each shard holding at least 32 tokens): every record takes its shard's lock twice,
+        // and with a fixed sixteen, sixteen workers would meet on a lock on about one record in eight.
+        let cache = VerdictCache(capacity: options.cacheCapacity,
+                                 shards: min(max(16, options.threads * 16), max(16, options.cacheCapacity / 32)))
         startReader(reader, pipeline)
         startWorkers(pipeline, cache: cache, findReplays: replay != nil)
 

@@ -17,7 +17,7 @@ extension VerdictCache {
     /// never removed one by one: a generation is dropped whole. A class, used only under its shard's lock: a
     /// probe through the shard then reads the columns where they are instead of copying the generation.
     ///
-    /// The tokens' and nonces' bytes are copied into pages of ``pageBytes`` (a larger token gets a page of its
+    /// The tokens' and nonces' bytes are copied into pages of `pageBytes` (a larger token gets a page of its
     /// own) rather than kept as one string each: the records' own strings are released with their batch, and
     /// pages of one size are reused as they are, not left as holes of every size in the heap.
     final class Generation {
@@ -32,10 +32,14 @@ extension VerdictCache {
         @exclusivity(unchecked) private(set) var textBytes = 0
         @exclusivity(unchecked) private(set) var count = 0
 
-        static let pageBytes = 32 * 1024
+        /// The largest page, for shards that may hold 256 KiB of text or more (the default cache's sixteen: 1 MiB each).
+        static let largestPageBytes = 32 * 1024
+        /// The size of this generation's pages, the same for every generation of a cache.
+        private let pageBytes: Int
 
         /// A table with room for `tokens` tokens before it grows.
-        init(roomFor tokens: Int) {
+        init(roomFor tokens: Int, pageBytes: Int) {
+            self.pageBytes = pageBytes
             var size = 8
             while size < 2 * tokens { size <<= 1 }
             hashes = Array(repeating: 0, count: size)
@@ -84,7 +88,7 @@ extension VerdictCache {
             let bytes = token.count + (nonce?.count ?? 0)
             if pages.isEmpty || pages[pages.count - 1].count + bytes > pages[pages.count - 1].capacity {
                 var page: [UInt8] = []
-                page.reserveCapacity(max(Generation.pageBytes, bytes))
+                page.reserveCapacity(max(pageBytes, bytes))
                 pages.append(page)
             }
             let last = pages.count - 1

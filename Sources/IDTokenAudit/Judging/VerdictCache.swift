@@ -80,10 +80,10 @@ final class VerdictCache: @unchecked Sendable {
             return (nil, false)
         }
 
-        init(limit: Int) {
+        init(limit: Int, pageBytes: Int) {
             // The default capacity's table from the start; a very large capacity grows as tokens come.
-            current = Generation(roomFor: min(limit, 4096))
-            previous = Generation(roomFor: 0)
+            current = Generation(roomFor: min(limit, 4096), pageBytes: pageBytes)
+            previous = Generation(roomFor: 0, pageBytes: pageBytes)
         }
     }
 
@@ -93,18 +93,25 @@ final class VerdictCache: @unchecked Sendable {
     /// limit, not 1 KB, and a log of large tokens must not make the cache large. Typical ID tokens (about 1 KB)
     /// fill a generation's count first.
     private let perShardBytes: Int
+    /// The size of the pages every generation copies token text into.
+    let pageBytes: Int
     static let textBytesPerToken = 2048
     /// The seeds of ``hash(token:nonce:)``: random per cache, so that nobody writing a log knows which tokens
     /// share a slot.
     private let seeds = (UInt64.random(in: .min ... .max), UInt64.random(in: .min ... .max))
 
     /// - Parameter capacity: tokens kept per generation, over all shards; 0 disables the cache.
+    /// - Parameter shards: how many parts, each with its own lock, the tokens are spread over.
     init(capacity: Int, shards: Int = 16) {
         let count = max(1, shards)
         let perShard = capacity / count
-        self.shards = (0..<count).map { _ in Shard(limit: perShard) }
         self.perShard = perShard
         self.perShardBytes = perShard * VerdictCache.textBytesPerToken
+        // A generation's pages are at most an eighth of the text it may hold: the last page of each generation is
+        // half empty on average, and with many small shards 32 KiB pages would leave megabytes of it.
+        let pageBytes = min(Generation.largestPageBytes, max(4096, perShardBytes / 8))
+        self.pageBytes = pageBytes
+        self.shards = (0..<count).map { _ in Shard(limit: perShard, pageBytes: pageBytes) }
     }
 
     var isEnabled: Bool { perShard > 0 }
@@ -169,7 +176,7 @@ final class VerdictCache: @unchecked Sendable {
                 dropped = shard.previous
                 shard.previous = shard.current
                 // The generation before filled up, so this one most likely will too: its full table at once.
-                shard.current = Generation(roomFor: perShard)
+                shard.current = Generation(roomFor: perShard, pageBytes: pageBytes)
             }
             let earlier = fresh ? nil : shard.previous.find(mark, token, nonce).map { shard.previous.latest(at: $0) }
             shard.current.add(mark, token, nonce, Pair(latest: entry, earlier: earlier))
