@@ -70,18 +70,19 @@ public struct Profile: Sendable {
     /// The same profile in storage of its own: its strings and arrays copied, its rules in containers of their
     /// own (a rule's own strings stay shared), for a verifier replica (``IDTokenVerifier/replica()``).
     package func replica() -> Profile {
-        func fresh(_ text: String) -> String { String(decoding: Array(text.utf8), as: UTF8.self) }
         var copy = self
-        copy.tokenName = fresh(tokenName)
-        copy.issuer = IssuerRule(issuer.accepted.map(fresh),
-                                 patterns: issuer.patterns.map { .init(prefix: fresh($0.prefix), suffix: fresh($0.suffix)) })
-        copy.audience.accepted = audience.accepted.map(fresh)
-        copy.requiredType = requiredType.map(fresh)
+        copy.tokenName = tokenName.inStorageOfItsOwn
+        copy.issuer = IssuerRule(issuer.accepted.map(\.inStorageOfItsOwn),
+                                 patterns: issuer.patterns.map {
+                                     .init(prefix: $0.prefix.inStorageOfItsOwn, suffix: $0.suffix.inStorageOfItsOwn)
+                                 })
+        copy.audience.accepted = audience.accepted.map(\.inStorageOfItsOwn)
+        copy.requiredType = requiredType?.inStorageOfItsOwn
         // Each rule taken out of its existential and put in a new one: a new box, not the shared one retained.
         copy.rules = rules.map { $0.inContainerOfItsOwn }
-        copy.keysURL = keysURL.map(fresh)
-        copy.audienceHint = fresh(audienceHint)
-        copy.issuerHint = fresh(issuerHint)
+        copy.keysURL = keysURL?.inStorageOfItsOwn
+        copy.audienceHint = audienceHint.inStorageOfItsOwn
+        copy.issuerHint = issuerHint.inStorageOfItsOwn
         return copy
     }
 

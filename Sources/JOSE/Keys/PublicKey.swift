@@ -137,10 +137,10 @@ public final class PublicKey: @unchecked Sendable {
         self.prepared = prepared
         self.digest = other.digest
         self.algorithm = other.algorithm
-        self.kid = other.kid.map { String(decoding: Array($0.utf8), as: UTF8.self) }
+        self.kid = other.kid?.inStorageOfItsOwn
         self.bits = other.bits
         self.signatureLength = other.signatureLength
-        self.thumbprint = String(decoding: Array(other.thumbprint.utf8), as: UTF8.self)
+        self.thumbprint = other.thumbprint.inStorageOfItsOwn
         self.batchKey = other.batchKey.flatMap { RSABatchKey(modulus: $0.modulus, exponent: $0.exponent) }
     }
 

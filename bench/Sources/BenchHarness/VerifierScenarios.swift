@@ -39,7 +39,7 @@ func verifierScenarios(_ fixtures: Fixtures) throws -> [Scenario] {
         return { (try? await asyncVerifier.verify(firebase, now: now)) != nil }
     })
     scenarios.append(try batchScenario(fixtures, audience: try audience("firebase")))
-    scenarios.append(try batchReplicaScenario(fixtures, audience: try audience("firebase")))
+    scenarios.append(try batchScenario(fixtures, audience: try audience("firebase"), replicated: true))
     scenarios.append(try singleEightScenario(fixtures, audience: try audience("firebase")))
     return scenarios
 }
@@ -48,45 +48,33 @@ func verifierScenarios(_ fixtures: Fixtures) throws -> [Scenario] {
 /// ``SignatureBatch`` of its own (as each audit worker keeps one), counted as eight verifications: their RS256
 /// signatures go through the IFMA kernel eight at a time where the CPU has it (or `IDTK_RSA_BATCH` names another
 /// implementation), one libcrypto call each otherwise.
-func batchScenario(_ fixtures: Fixtures, audience: String) throws -> Scenario {
-    let at = Double(fixtures.now)
-    let verifier = MultiProfileVerifier(try IDTokenVerifier(profile: .firebase(projectID: audience), keys: fixtures.jwks))
-    let entries = try (1...8).map { MultiProfileVerifier.BatchEntry(token: try fixtures.token("firebase-user-\($0)"), at: at) }
-    let check = SignatureBatch()
-    let outcomes = verifier.evaluate(batch: entries, signatures: check)
-    guard outcomes.allSatisfy({ $0.error == nil }) else {
-        throw BenchError("a firebase-user fixture does not verify through the batch: \(outcomes.compactMap(\.error))")
-    }
-    var scenario = Scenario(name: "verify-firebase-batch8",
-                            summary: "MultiProfileVerifier.evaluate(batch:), 8 distinct Firebase ID tokens, signatures by \(check.implementation.rawValue)",
-                            baseline: "raw-rsa2048") {
-        let signatures = SignatureBatch()
-        return { verifier.evaluate(batch: entries, signatures: signatures).allSatisfy { $0.error == nil } }
-    }
-    scenario.operationsPerCall = 8
-    return scenario
-}
-
-/// `verify-firebase-batch8` with each thread's own replica of the verifier (`MultiProfileVerifier.replica()`, as each
-/// audit worker keeps one) and its own token strings, so that no reference count a thread changes on every token is
-/// another core's. Beside `verify-firebase-batch8` at many threads it measures what sharing those objects costs:
-/// each retain or release of an object another core holds moves the object's cache line between cores.
-func batchReplicaScenario(_ fixtures: Fixtures, audience: String) throws -> Scenario {
+///
+/// `replicated` (`verify-firebase-replica8`): each thread with its own replica of the verifier
+/// (`MultiProfileVerifier.replica()`, as each audit worker keeps one) and its own token strings, so that no reference
+/// count a thread changes on every token is another core's. Beside `verify-firebase-batch8` at many threads it
+/// measures what sharing those objects costs: each retain or release of an object another core holds moves the
+/// object's cache line between cores.
+func batchScenario(_ fixtures: Fixtures, audience: String, replicated: Bool = false) throws -> Scenario {
     let at = Double(fixtures.now)
     let verifier = MultiProfileVerifier(try IDTokenVerifier(profile: .firebase(projectID: audience), keys: fixtures.jwks))
     let tokens = try (1...8).map { try fixtures.token("firebase-user-\($0)") }
     @Sendable func entries() -> [MultiProfileVerifier.BatchEntry] {
-        tokens.map { MultiProfileVerifier.BatchEntry(token: String(decoding: Array($0.utf8), as: UTF8.self), at: at) }
+        tokens.map { MultiProfileVerifier.BatchEntry(token: replicated ? $0.inStorageOfItsOwn : $0, at: at) }
     }
-    guard verifier.replica().evaluate(batch: entries(), signatures: SignatureBatch()).allSatisfy({ $0.error == nil }) else {
-        throw BenchError("a firebase-user fixture does not verify through a replica of the verifier")
+    @Sendable func threadVerifier() -> MultiProfileVerifier { replicated ? verifier.replica() : verifier }
+    let check = SignatureBatch()
+    let outcomes = threadVerifier().evaluate(batch: entries(), signatures: check)
+    guard outcomes.allSatisfy({ $0.error == nil }) else {
+        throw BenchError("a firebase-user fixture does not verify through the batch: \(outcomes.compactMap(\.error))")
     }
-    var scenario = Scenario(name: "verify-firebase-replica8",
-                            summary: "verify-firebase-batch8, each thread with a replica of the verifier and tokens of its own",
+    let shared = entries()
+    var scenario = Scenario(name: replicated ? "verify-firebase-replica8" : "verify-firebase-batch8",
+                            summary: "MultiProfileVerifier.evaluate(batch:), 8 distinct Firebase ID tokens, signatures by \(check.implementation.rawValue)"
+                                + (replicated ? ", a replica of the verifier and tokens of its own a thread" : ""),
                             baseline: "raw-rsa2048") {
-        let (replica, entries) = (verifier.replica(), entries())
+        let (verifier, entries) = (threadVerifier(), replicated ? entries() : shared)
         let signatures = SignatureBatch()
-        return { replica.evaluate(batch: entries, signatures: signatures).allSatisfy { $0.error == nil } }
+        return { verifier.evaluate(batch: entries, signatures: signatures).allSatisfy { $0.error == nil } }
     }
     scenario.operationsPerCall = 8
     return scenario
