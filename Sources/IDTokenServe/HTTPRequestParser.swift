@@ -46,6 +46,10 @@ struct HTTPRequestParser: Sendable {
         var keepAlive: Bool
         var isHTTP10: Bool
         var isHEAD: Bool
+        /// Where the `Authorization: Bearer` token is in the bytes parsed, when the parser was asked to lend it
+        /// (``parse(_:lendingBearerToken:)``): then `request` has ``ServeRequest/lendsBearerToken`` set and no
+        /// string of it.
+        var bearerRange: Range<Int>? = nil
     }
 
     enum Result {
@@ -69,7 +73,10 @@ struct HTTPRequestParser: Sendable {
     }
 
     /// Reads the head at the start of `bytes`.
-    func parse(_ bytes: UnsafeRawBufferPointer) -> Result {
+    /// - Parameter lendingBearerToken: leave a token of the usual form (a visible ASCII token after `Bearer`) in
+    ///   the bytes, at ``Head/bearerRange``, for a caller that decides the request while it holds them: no string
+    ///   is made of it. Otherwise the head's request holds it as ``ServeRequest/bearerToken``.
+    func parse(_ bytes: UnsafeRawBufferPointer, lendingBearerToken: Bool = false) -> Result {
         let count = bytes.count
         var index = 0
         // RFC 9112 §2.2: empty lines before a request line are ignored.
@@ -183,11 +190,12 @@ struct HTTPRequestParser: Sendable {
         if !cookies.isEmpty { cookie = cookies.map(text).joined(separator: "; ") }
         // A `Bearer` token of visible ASCII, as every client sends it, is taken from the bytes: one string, the token's.
         // Any other value is kept whole for BearerToken to decide on.
-        var bearerToken: String?, authorizationValue: String?
+        var bearerToken: String?, authorizationValue: String?, bearerRange: Range<Int>?
         if let authorization {
             let value = UnsafeRawBufferPointer(rebasing: bytes[authorization])
             if let token = BearerToken.visibleToken(inAuthorization: value, printable: authorizationPrintable) {
-                bearerToken = text(authorization.lowerBound + token.lowerBound..<authorization.lowerBound + token.upperBound)
+                let range = authorization.lowerBound + token.lowerBound..<authorization.lowerBound + token.upperBound
+                if lendingBearerToken { bearerRange = range } else { bearerToken = text(range) }
             } else {
                 authorizationValue = text(authorization)
             }
@@ -195,11 +203,12 @@ struct HTTPRequestParser: Sendable {
         let isHEAD = methodEnd - method == 4 && Self.matches(bytes, method, "HEAD")
         // The request made in place in the head (a request made first is copied into it: a retain and a release of
         // each of its strings).
-        return .head(Head(request: ServeRequest(target: text(target..<targetEnd), authorization: authorizationValue,
-                                                bearerToken: bearerToken, cookie: cookie, nonce: nonce.map(text),
-                                                appCheck: appCheck.map(text)),
-                          length: index, bodyLength: bodyLength, chunked: chunked,
-                          keepAlive: !close && !chunked && (!isHTTP10 || keepAliveToken), isHTTP10: isHTTP10, isHEAD: isHEAD))
+        var request = ServeRequest(target: text(target..<targetEnd), authorization: authorizationValue,
+                                   bearerToken: bearerToken, cookie: cookie, nonce: nonce.map(text), appCheck: appCheck.map(text))
+        request.lendsBearerToken = bearerRange != nil
+        return .head(Head(request: request, length: index, bodyLength: bodyLength, chunked: chunked,
+                          keepAlive: !close && !chunked && (!isHTTP10 || keepAliveToken), isHTTP10: isHTTP10, isHEAD: isHEAD,
+                          bearerRange: bearerRange))
     }
 
     private func incomplete(_ bytes: UnsafeRawBufferPointer) -> Result {

@@ -1,4 +1,5 @@
 import NIOCore
+import IDTokenKit
 
 /// One connection of `idtoken serve`: reads request heads from the bytes received (``HTTPRequestParser``),
 /// answers each through ``ServeService``, in order, and writes the answers as bytes. It is the whole pipeline:
@@ -188,7 +189,7 @@ final class ServeConnection: ChannelDuplexHandler, FlushesAnswers {
             }
             guard buffer.readableBytes > 0 else { return }
             if case .body = phase { return }
-            let result = buffer.withUnsafeReadableBytes { parser.parse($0) }
+            let result = buffer.withUnsafeReadableBytes { parser.parse($0, lendingBearerToken: true) }
             // Consumed: the head's request is moved out of the result, not copied (a retain and a release of each of
             // its strings).
             switch consume result {
@@ -204,21 +205,21 @@ final class ServeConnection: ChannelDuplexHandler, FlushesAnswers {
             case .head(let head):
                 var started = lastActivity
                 if case .head(let since) = phase { started = since }
+                // Decided while the buffer still holds the head: the bearer token's bytes are lent to the decision.
+                let decision = buffer.withUnsafeReadableBytes { bytes in
+                    service.decide(head.request, batching: batcher != nil,
+                                   lentBearerToken: head.bearerRange.map { TokenBytes(UnsafeRawBufferPointer(rebasing: bytes[$0])) })
+                }
                 buffer.moveReaderIndex(forwardBy: head.length)
                 let body = min(head.bodyLength, buffer.readableBytes)
                 buffer.moveReaderIndex(forwardBy: body)
                 let remaining = head.bodyLength - body
                 phase = remaining > 0 ? .body(remaining: remaining, since: started) : .idle
                 if buffer.readableBytes > 0 && !head.chunked { buffered = buffer }
-                answer(head, context: context)
+                // The time the request's bytes were read (one clock read a read, not one a request).
+                decided(decision, head: head, started: lastActivity, context: context)
             }
         }
-    }
-
-    private func answer(_ head: HTTPRequestParser.Head, context: ChannelHandlerContext) {
-        // The time the request's bytes were read (one clock read a read, not one a request).
-        let started = lastActivity
-        decided(service.decide(head.request, batching: batcher != nil), head: head, started: started, context: context)
     }
 
     /// Writes the answer now, or stops reading until it is ready: after an asynchronous wait, or once the token's

@@ -10,11 +10,16 @@ package struct ServeRequest: Sendable {
     /// `BearerToken.visibleToken(inAuthorization:printable:)`), read from the request's bytes by the HTTP door, which
     /// then leaves ``authorization`` nil: the same token that BearerToken would find in the whole value.
     package var bearerToken: String?
+    /// The HTTP door lends the token of an `Authorization: Bearer` header of the usual form from the bytes it
+    /// received, to `ServeService.decide(_:batching:lentBearerToken:)` while it holds them: then ``bearerToken``
+    /// and ``authorization`` are nil, and the token is made a string only where the request's way outlasts the call.
+    package var lendsBearerToken = false
 
     /// Whether the request has an `Authorization` header (then its token is the credential, and no cookie is read).
-    package var hasAuthorization: Bool { bearerToken != nil || authorization != nil }
+    package var hasAuthorization: Bool { bearerToken != nil || authorization != nil || lendsBearerToken }
 
-    /// The token of the `Authorization` header: nil when there is none, or when it holds no bearer credential.
+    /// The token of the `Authorization` header: nil when there is none, when it holds no bearer credential, or when
+    /// it is lent (``lendsBearerToken``).
     package var authorizationToken: String? { bearerToken ?? authorization.flatMap(BearerToken.token(inAuthorization:)) }
     /// The `Cookie` header(s), joined with `; `.
     package var cookie: String?

@@ -30,8 +30,8 @@ extension ServeService {
     }
 
     /// - Parameter token: the token as received, whose payload segment `X-Auth-Claims` passes on when the identity
-    ///   headers are rendered (not for a token answered from its kept rendering).
-    func allow(_ verified: VerifiedToken, profile name: String, token: String, replayOrNonce: Bool) -> ServeResponse {
+    ///   headers are rendered (not for a token answered from its kept rendering, which needs nothing of it).
+    func allow<Token: TokenText>(_ verified: VerifiedToken, profile name: String, token: Token, replayOrNonce: Bool) -> ServeResponse {
         // A token seen before carries its identity headers as this service rendered them on its first answer; a
         // cached token without them yet gets them laid out and kept; a token that is not cached (the cache off, or
         // its miss) gets them laid out for this answer only.
@@ -39,7 +39,10 @@ extension ServeService {
         if let kept = verified.memo?.value as? IdentityAnswer, kept.renderer == ObjectIdentifier(self), kept.profile == name {
             identity = kept
         } else {
-            switch identityHeaders(verified, profile: name, payload: ProfileVerification.segment(of: token, verified.payloadRange)) {
+            let rendered = token.withBytes { bytes in
+                identityHeaders(verified, profile: name, payload: UnsafeRawBufferPointer(rebasing: bytes[verified.payloadRange]))
+            }
+            switch rendered {
             case .failure(let error): return refusal(error, profile: name)
             case .success(let rendered):
                 // Kept with the cached token, laid out for the gRPC door too; otherwise used for this answer only,
@@ -68,9 +71,9 @@ extension ServeService {
     /// them (`Name: value\r\n` each), straight from the claims' bytes: no string a header. An identifier whose encoding
     /// is longer than `serve.maxIdentityHeaderBytes` refuses the token (`invalid_claim`), since a cut one could be
     /// another user's.
-    private func identityHeaders(_ verified: VerifiedToken, profile name: String, payload: Substring?) -> Result<[UInt8], TokenError> {
+    private func identityHeaders(_ verified: VerifiedToken, profile name: String, payload: UnsafeRawBufferPointer) -> Result<[UInt8], TokenError> {
         let claims = verified.claims.object
-        var out = IdentityLines(limit: settings.maxIdentityHeaderBytes, capacity: 320 + (payload?.utf8.count ?? 0))
+        var out = IdentityLines(limit: settings.maxIdentityHeaderBytes, capacity: 320 + payload.count)
         // Each string claim is encoded from its bytes in the payload (VerifiedToken's `subject`, `issuer`: the
         // claim, or empty when it is missing or not a string); an Apple notification's subject is in its events.
         let subject = verified.provider == .appleNotification ? out.line("X-Auth-Subject: ", "sub", verified.subject)
@@ -94,9 +97,8 @@ extension ServeService {
             return .failure(error)
         }
         // The payload segment as the token carries it: already base64url, so already a safe header value.
-        if let payload, payload.utf8.count <= settings.maxClaimsHeaderBytes {
-            var payload = payload
-            payload.withUTF8 { out.verbatim("X-Auth-Claims: ", $0) }
+        if payload.count <= settings.maxClaimsHeaderBytes {
+            out.verbatim("X-Auth-Claims: ", payload.assumingMemoryBound(to: UInt8.self))
         } else {
             out.line("X-Auth-Claims-Omitted: ", "too-large")
         }

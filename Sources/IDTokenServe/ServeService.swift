@@ -114,9 +114,13 @@ package final class ServeService: Sendable {
     var now: Double { fixedTime ?? Date().timeIntervalSince1970 }
 
     /// Answers `request`.
-    /// - Parameter batching: whether the door can verify the ID token's signature with others (``ServeDecision/signature(_:then:)``);
-    ///   without, it is verified here.
-    func decide(_ request: ServeRequest, batching: Bool = false) -> ServeDecision {
+    /// - Parameters:
+    ///   - batching: whether the door can verify the ID token's signature with others (``ServeDecision/signature(_:then:)``);
+    ///     without, it is verified here.
+    ///   - lentBearerToken: the `Authorization: Bearer` token's bytes, lent for the call, when the request
+    ///     ``ServeRequest/lendsBearerToken``: a token seen before is answered from the verified-token cache by them,
+    ///     and a string is made of the token only where its way outlasts the call.
+    func decide(_ request: ServeRequest, batching: Bool = false, lentBearerToken: TokenBytes? = nil) -> ServeDecision {
         // On the target's bytes in place: comparing `Character`s would walk grapheme clusters on every request, and
         // the generic UTF-8 view's searches cost several times a memchr.
         var path = Self.originForm(Substring(request.target))
@@ -130,7 +134,10 @@ package final class ServeService: Sendable {
                 && (end == 7 || bytes[7] == UInt8(ascii: "/")))
         }
         if let query { path = path[..<path.utf8.index(path.startIndex, offsetBy: query)] }
-        if isVerify { return verify(request, path: path[path.utf8.index(path.startIndex, offsetBy: 7)...], batching: batching) }
+        if isVerify {
+            return verify(request, path: path[path.utf8.index(path.startIndex, offsetBy: 7)...], batching: batching,
+                          lentBearerToken: lentBearerToken)
+        }
         metrics.countOtherRequest()
         switch path {
         case "/healthz":
@@ -190,13 +197,17 @@ package final class ServeService: Sendable {
         ServeResponse(status: status, headers: [("Content-Type", "text/plain; charset=utf-8"), ("Cache-Control", "no-store")], body: body)
     }
 
-    private func verify(_ request: ServeRequest, path rest: Substring, batching: Bool) -> ServeDecision {
+    private func verify(_ request: ServeRequest, path rest: Substring, batching: Bool, lentBearerToken: TokenBytes?) -> ServeDecision {
         // `/verify/<profile>/…` picks a profile when its first segment names one; otherwise (Envoy's prefixed
         // original path, Traefik's and nginx's `/verify`) the token's issuer routes.
         var chosen: String?
         if rest.hasPrefix("/") {
             let segment = rest.dropFirst().prefix { $0 != "/" }
             if !segment.isEmpty, verifier.member(named: String(segment)) != nil { chosen = String(segment) }
+        }
+        assert(request.lendsBearerToken == (lentBearerToken != nil), "a request that lends its token comes with the token's bytes")
+        if request.lendsBearerToken, let lentBearerToken {
+            return verify(lentBearerToken, of: request, profile: chosen, batching: batching)
         }
         guard let token = token(of: request, profile: chosen) else {
             logger.info("refused", metadata: ["code": "missing_token", "status": "401"])
@@ -206,10 +217,19 @@ package final class ServeService: Sendable {
             response.slot = 1
             return .now(response)
         }
+        return verify(token, of: request, profile: chosen, batching: batching)
+    }
+
+    /// The request's way once its ID token is found: the App Check token first when the service requires one, then the
+    /// ID token.
+    private func verify<Token: TokenText>(_ token: Token, of request: ServeRequest, profile chosen: String?,
+                                          batching: Bool) -> ServeDecision {
         let nonce = request.nonce
         guard let appCheckProfile = settings.appCheckProfile else {
             return idToken(token, profile: chosen, nonce: nonce, appID: nil, batching: batching)
         }
+        // The ID token waits for the App Check token's verdict, which may come after this call: it is held as text.
+        let token = token.text
         // The App Check token first: a request from something that is not the app is refused before its ID token is
         // judged. Each token's refusal is answered as the contract answers it, and `X-Auth-Error-Token` says which.
         guard let appCheck = request.appCheck?.trimmingHTTPWhitespace(), !appCheck.isEmpty else {
@@ -262,29 +282,34 @@ package final class ServeService: Sendable {
     }
 
     /// The ID token's verification and the contract's answer; `appID` is the verified App Check token's app.
-    private func idToken(_ token: String, profile chosen: String?, nonce: String?, appID: String?, batching: Bool = false) -> ServeDecision {
+    private func idToken<Token: TokenText>(_ token: Token, profile chosen: String?, nonce: String?, appID: String?,
+                                           batching: Bool = false) -> ServeDecision {
         let nonceValue = nonce.map { Nonce($0) }
         guard batching else { return decision(verifier.step(token, now: now, nonce: nonceValue, profile: chosen, reportsRefusals: false), token: token, nonce: nonce, appID: appID) }
         switch verifier.prepare(token, now: now, nonce: nonceValue, profile: chosen, reportsRefusals: false) {
         case .decided(let step):
             return decision(step, token: token, nonce: nonce, appID: appID)
         case .signature(let pending):
-            return .signature(pending) { [self] step in decision(step, token: token, nonce: nonce, appID: appID) }
+            // Answered after this call, once the cycle's signatures are verified: the token is held as text, the split's
+            // own when it was split from text (see MultiProfileVerifier's split), so that no second string is made.
+            let text = pending.jws.token
+            return .signature(pending) { [self] step in decision(step, token: text, nonce: nonce, appID: appID) }
         }
     }
 
     /// The ID token's answer from where its way stands.
-    private func decision(_ step: MultiProfileVerifier.Step, token: String, nonce: String?, appID: String?) -> ServeDecision {
+    private func decision<Token: TokenText>(_ step: MultiProfileVerifier.Step, token: Token, nonce: String?, appID: String?) -> ServeDecision {
         switch step {
         case .done(let outcome):
             return .now(answer(outcome, token: token, nonce: nonce, appID: appID))
         case .waiting(_, let rest):
-            return .later { [self] in answer(await rest(), token: token, nonce: nonce, appID: appID) }
+            let text = token.text
+            return .later { [self] in answer(await rest(), token: text, nonce: nonce, appID: appID) }
         }
     }
 
     /// The contract's answer to the verifier's outcome.
-    private func answer(_ outcome: ProfileVerification, token: String, nonce: String?, appID: String?) -> ServeResponse {
+    private func answer<Token: TokenText>(_ outcome: ProfileVerification, token: Token, nonce: String?, appID: String?) -> ServeResponse {
         guard let verified = outcome.verifiedToken, let name = outcome.profile else {
             var response = refusal(outcome.error ?? TokenError(.malformed, "no verdict"), profile: outcome.profile)
             if appID != nil { response.headers.append(("X-Auth-Error-Token", "id-token")) }

@@ -54,7 +54,8 @@ struct HTTPRequestParserTests {
         }
         var fromBytes = 0
         for value in values {
-            let head = try head("GET /verify HTTP/1.1\r\nHost: a\r\nAuthorization: \(value)\r\n\r\n")
+            let text = "GET /verify HTTP/1.1\r\nHost: a\r\nAuthorization: \(value)\r\n\r\n"
+            let head = try head(text)
             let trimmed = String(value.drop { $0 == " " || $0 == "\t" }.reversed().drop { $0 == " " || $0 == "\t" }.reversed())
             #expect(head.request.hasAuthorization, "\(value.debugDescription)")
             #expect(head.request.authorizationToken == BearerToken.token(inAuthorization: trimmed), "\(value.debugDescription)")
@@ -64,6 +65,18 @@ struct HTTPRequestParserTests {
             } else {
                 #expect(head.request.authorization == trimmed, "\(value.debugDescription)")
             }
+            // Lending: the same token is left in the bytes, at the range the head gives, and no string is made of it;
+            // a value of any other form is kept whole as before.
+            let bytes = Array(text.utf8)
+            guard case .head(let lent) = bytes.withUnsafeBytes({ parser.parse($0, lendingBearerToken: true) }) else {
+                Issue.record("lending: not a complete head for \(value.debugDescription)")
+                continue
+            }
+            #expect(lent.request.bearerToken == nil && lent.request.hasAuthorization, "\(value.debugDescription)")
+            #expect(lent.request.lendsBearerToken == (head.request.bearerToken != nil), "\(value.debugDescription)")
+            #expect(lent.bearerRange.map { String(decoding: bytes[$0], as: UTF8.self) } == head.request.bearerToken, "\(value.debugDescription)")
+            #expect(lent.request.authorization == head.request.authorization, "\(value.debugDescription)")
+            #expect(lent.length == head.length && lent.request.target == head.request.target)
         }
         // The usual values (a visible ASCII token after the scheme) were read from the bytes.
         #expect(fromBytes > values.count / 2)

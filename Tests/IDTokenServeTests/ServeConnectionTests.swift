@@ -108,6 +108,33 @@ import Testing
         #expect(h.handler.phase == .idle)
     }
 
+    /// The connection lends each request's bearer token from the bytes it read (no string is made of a token the
+    /// verified-token cache knows): the answer on first sight and the one from the cache carry the token's identity,
+    /// its payload segment as `X-Auth-Claims` included, as the service's answer to the token as text does.
+    @Test func aTokenLentFromTheBytesIsAnsweredAsItsText() async throws {
+        let token = ServeFixture.firebaseToken(sub: "user-7")
+        let h = try Harness()
+        try h.send(Self.request(token) + Self.request(token))
+        let answers = try h.written()
+        #expect(Self.statuses(answers) == ["200", "200"])
+        let payload = token.split(separator: ".")[1]
+        let lines = answers.components(separatedBy: "\r\n")
+        #expect(lines.filter { $0 == "X-Auth-Claims: \(payload)" }.count == 2, "\(answers)")
+        #expect(lines.filter { $0 == "X-Auth-Subject: user-7" }.count == 2, "\(answers)")
+
+        let (service, directory) = try ServeFixture.service(serve: #"{"requestTimeoutSeconds": 10, "idleTimeoutSeconds": 20}"#)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let response = await service.respond(to: ServeRequest(target: "/verify", bearerToken: token))
+        await service.shutdown()
+        #expect(response.status == 200)
+        let identity = try #require(response.identity, "the service's answer to the token as text carries its identity")
+        let expected = String(decoding: identity.http, as: UTF8.self).components(separatedBy: "\r\n").filter { !$0.isEmpty }
+        #expect(expected.count >= 7, "\(expected)")
+        for line in expected {
+            #expect(lines.filter { $0 == line }.count == 2, "\(line) in\n\(answers)")
+        }
+    }
+
     @Test func pipelinedRequestsAreAnsweredInOrder() throws {
         let h = try Harness()
         let tokens = (1...3).map { ServeFixture.firebaseToken(sub: "user-\($0)") }

@@ -87,17 +87,29 @@ import Testing
         #expect(disagreements.isEmpty, "\(disagreements.count) disagreements:\n\(disagreements.prefix(20).joined(separator: "\n"))")
     }
 
-    /// The service's verdict: `valid` for a 200, else the code it answered with (`X-Auth-Error`).
+    /// The service's verdict: `valid` for a 200, else the code it answered with (`X-Auth-Error`). Decided twice, by two
+    /// services: with the token as text (the gRPC door's way), and lent as bytes (the HTTP connection's); the verdict
+    /// is the pair's when they agree.
     static func serveVerdict(_ test: Case, configuration: ConfigurationFile) async throws -> String {
         let settings = try ServeSettings.parse(nil, profileNames: configuration.profiles.map(\.name), baseDirectory: "/")
-        let service = try ServeService(configuration: configuration, settings: settings, fixedTime: test.at,
-                                       logger: Logger(label: "doors", factory: { _ in SwiftLogNoOpLogHandler() }))
-        let request = ServeRequest(target: "/verify", authorization: "Bearer " + test.token, nonce: test.nonce?.value)
-        // The HTTP door's way when it batches signatures (the token left at its signature, then finished).
-        let response = await ServeService.response(of: service.decide(request, batching: true))
-        await service.shutdown()
-        if response.status == 200 { return "valid" }
-        return response.headers.first { $0.0 == "X-Auth-Error" }?.1 ?? "status \(response.status)"
+        func verdict(lending: Bool) async throws -> String {
+            let service = try ServeService(configuration: configuration, settings: settings, fixedTime: test.at,
+                                           logger: Logger(label: "doors", factory: { _ in SwiftLogNoOpLogHandler() }))
+            var request = ServeRequest(target: "/verify", authorization: lending ? nil : "Bearer " + test.token, nonce: test.nonce?.value)
+            request.lendsBearerToken = lending
+            // The HTTP door's way when it batches signatures (the token left at its signature, then finished).
+            let decision = Array(test.token.utf8).withUnsafeBytes { bytes in
+                service.decide(request, batching: true, lentBearerToken: lending ? TokenBytes(bytes) : nil)
+            }
+            let response = await ServeService.response(of: decision)
+            await service.shutdown()
+            if response.status == 200 { return "valid" }
+            return response.headers.first { $0.0 == "X-Auth-Error" }?.1 ?? "status \(response.status)"
+        }
+        // The connection lends a token of visible ASCII only (others are kept in the Authorization value, as text).
+        let lendable = !test.token.isEmpty && test.token.utf8.allSatisfy { $0 > 0x20 && $0 < 0x7F }
+        let text = try await verdict(lending: false), lent = try await verdict(lending: lendable)
+        return text == lent ? text : "\(text) as text, \(lent) lent"
     }
 
     @Test("idtoken verify --config refuses options that the file holds, and a profile it does not name (exit 2)")

@@ -155,8 +155,8 @@ public struct IDTokenVerifier: Sendable {
     /// ``cachedToken(_:keys:now:nonce:)`` from a verifier's cache and key source held apart from the verifier (a
     /// route of ``MultiProfileVerifier`` keeps them, so that a lookup does not copy the whole verifier).
     @inline(__always)
-    package static func cachedToken(_ token: String, in cache: VerifiedTokenCache?, keys: JWKSet?, keySource: any KeySource,
-                                    now: Double, nonce: Nonce?) -> VerifiedToken? {
+    package static func cachedToken<Token: TokenText>(_ token: Token, in cache: VerifiedTokenCache?, keys: JWKSet?,
+                                                      keySource: any KeySource, now: Double, nonce: Nonce?) -> VerifiedToken? {
         guard let cache else { return nil }
         if let keys { return cache.verifiedToken(token, keys: keys, now: now, nonce: nonce) }
         return cache.verifiedToken(token, keySource: keySource, now: now, nonce: nonce)

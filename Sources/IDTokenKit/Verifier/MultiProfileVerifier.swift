@@ -62,6 +62,8 @@ public struct MultiProfileVerifier: Sendable {
         let byName: [String: Int]
         /// The largest of the profiles' limits: the split that routing reads the issuer from.
         let routingLimits: JWSLimits
+        /// Whether some profile keeps a verified-token cache, which stores the text of the tokens it verifies.
+        let anyCache: Bool
 
         init(members: [Member], nonceMode: Nonce.Mode?, byIssuer: [String: [Int]], byName: [String: Int], routingLimits: JWSLimits) {
             self.members = members
@@ -75,6 +77,7 @@ public struct MultiProfileVerifier: Sendable {
             }
             self.byName = byName
             self.routingLimits = routingLimits
+            self.anyCache = routes.contains { $0.cache != nil }
             self.patterns = members.indices.flatMap { index in members[index].verifier.profile.issuer.patterns.map { ($0, index) } }
         }
     }
@@ -360,7 +363,7 @@ public struct MultiProfileVerifier: Sendable {
             let route = routes[chosen]
             if let hit = route.cachedToken(token, now: now, nonce: nonce) { return .decided(.done(route.accepted(hit))) }
             let jws: CompactJWS
-            do { jws = try token.split(limits: route.limits) } catch {
+            do { jws = try Self.split(token, limits: route.limits, forCache: route.cache != nil) } catch {
                 return .decided(.done(unsplit(error, token, limits: route.limits, leeway: route.leeway, profile: route.name)))
             }
             return route.prepare(jws, now: now, nonce: nonce, claims: nil, reportsRefusals: reportsRefusals)
@@ -371,7 +374,7 @@ public struct MultiProfileVerifier: Sendable {
         let jws: CompactJWS
         let claims: JSONObject
         do throws(TokenError) {
-            jws = try token.split(limits: routingLimits)
+            jws = try Self.split(token, limits: routingLimits, forCache: storage.anyCache)
             claims = try jws.claims(maxDepth: routingLimits.maxDepth)
         } catch {
             return .decided(.done(unsplit(error, token, limits: routingLimits, leeway: 0, profile: nil)))
@@ -387,13 +390,23 @@ public struct MultiProfileVerifier: Sendable {
         guard route.limits == routingLimits else {
             // A profile with tighter limits than another's splits the token under its own.
             let own: CompactJWS
-            do { own = try token.split(limits: route.limits) } catch {
+            do { own = try Self.split(token, limits: route.limits, forCache: route.cache != nil) } catch {
                 return .decided(.done(ProfileVerification(error: error, signatureVerified: false, splitHeader: jws.header, claims: claims,
                                                  leeway: route.leeway, profile: route.name, payloadRange: jws.payloadRange)))
             }
             return route.prepare(own, now: now, nonce: nonce, claims: nil, reportsRefusals: reportsRefusals)
         }
         return route.prepare(jws, now: now, nonce: nonce, claims: claims, reportsRefusals: reportsRefusals)
+    }
+
+    /// `token` split under `limits`. A token lent as bytes is split from its text when a verified-token cache may keep
+    /// the token: the cache stores that text, so one string is made, not a copy of the bytes in the split and a
+    /// string made from the copy afterwards. (Without a cache, as in the audit, no string is made at all.) The door that
+    /// lends bytes to a verifier with a cache, `idtoken serve`'s HTTP connection, lends visible ASCII only, whose text
+    /// is the same bytes.
+    @inline(__always)
+    private static func split<Token: TokenText>(_ token: Token, limits: JWSLimits, forCache: Bool) throws(TokenError) -> CompactJWS {
+        forCache ? try token.text.split(limits: limits) : try token.split(limits: limits)
     }
 
     /// A token that could not be split: its header and payload as far as they read, for the report.
@@ -442,9 +455,9 @@ public struct MultiProfileVerifier: Sendable {
         @inline(__always)
         func cachedToken<Token: TokenText>(_ token: Token, now: Double, nonce: Nonce?) -> VerifiedToken? {
             // Nothing is loaded for a verifier without a cache (the audit's: it keeps verdicts itself), and a token
-            // lent as bytes gets its text only for a cache.
+            // lent as bytes is looked up by them: no text is made of it.
             guard cache != nil else { return nil }
-            return IDTokenVerifier.cachedToken(token.text, in: cache, keys: nil, keySource: keySource, now: now, nonce: nonce?.resolved(nonceMode))
+            return IDTokenVerifier.cachedToken(token, in: cache, keys: nil, keySource: keySource, now: now, nonce: nonce?.resolved(nonceMode))
         }
 
         func accepted(_ verified: VerifiedToken) -> ProfileVerification {

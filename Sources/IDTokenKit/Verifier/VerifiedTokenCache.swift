@@ -126,22 +126,22 @@ public final class VerifiedTokenCache: @unchecked Sendable {
 
     /// The cached verification of `token`, if it is there and would pass a fresh verification at `now` with
     /// `keys` and `nonce`; nil otherwise (the caller then verifies the token in full).
-    func verifiedToken(_ token: String, keys: JWKSet, now: Double, nonce: Nonce?) -> VerifiedToken? {
+    func verifiedToken<Token: TokenText>(_ token: Token, keys: JWKSet, now: Double, nonce: Nonce?) -> VerifiedToken? {
         guard let found = lookup(token, keys: keys, now: now) else { return nil }
         return recheck(found, now: now, nonce: nonce)
     }
 
     /// The same, with the key source's current snapshot (nil when it has none).
-    func verifiedToken(_ token: String, keySource: any KeySource, now: Double, nonce: Nonce?) -> VerifiedToken? {
+    func verifiedToken<Token: TokenText>(_ token: Token, keySource: any KeySource, now: Double, nonce: Nonce?) -> VerifiedToken? {
         guard let found = keySource.withCurrentKeys({ lookup(token, keys: $0, now: now) }) ?? nil else { return nil }
         return recheck(found, now: now, nonce: nonce)
     }
 
     /// The stored result for `token`, if its times pass at `now` and its key is in `keys`.
     @inline(__always)
-    private func lookup(_ token: String, keys: JWKSet, now: Double) -> VerifiedToken? {
+    private func lookup<Token: TokenText>(_ token: Token, keys: JWKSet, now: Double) -> VerifiedToken? {
         var dropped: CachedVerification?
-        let found = withBytes(token) { bytes -> VerifiedToken? in
+        let found = token.withBytes { bytes -> VerifiedToken? in
             let tag = tag(bytes)
             return shard(shardIndex(tag)).pointee.withCriticalSection { shard in
                 shard.lookup(tag, bytes, keys: keys, now: now, dropped: &dropped)
@@ -170,17 +170,12 @@ public final class VerifiedTokenCache: @unchecked Sendable {
     func store(_ token: String, _ verified: VerifiedToken, key: PublicKey, window: TimeWindow, now: Double) {
         guard !window.refuses(.exp, at: now) else { return }
         let entry = CachedVerification(token, verified.memoized(), key: key, window: window)
-        let evicted = withBytes(entry.token) { bytes -> CachedVerification? in
+        let evicted = entry.token.withBytes { bytes -> CachedVerification? in
             let tag = tag(bytes)
             return shard(shardIndex(tag)).pointee.withCriticalSection { shard in shard.insert(tag, entry, bytes, now: now) }
         }
         // Released here, outside the lock, where freeing its buffers delays nobody.
         _ = consume evicted
-    }
-
-    @inline(__always)
-    private func withBytes<R>(_ token: String, _ body: (UnsafeRawBufferPointer) -> R) -> R {
-        token.withBorrowedUTF8 { body(UnsafeRawBufferPointer($0)) }
     }
 
     // MARK: Monitoring

@@ -11,6 +11,8 @@ import IDTokenKit
 //   of a CRLF;
 // - the same bytes arriving in pieces give the same answer: every strict prefix of a complete head is incomplete,
 //   and the head alone (without what follows it) is the same head;
+// - lending the bearer token (as the connection parses) leaves the token read as text in the bytes, and nothing else
+//   differs;
 // - what the head hands on holds no control character: the target no byte at or below the space or DEL, the
 //   Authorization and nonce values no CR, LF or NUL and no space or tab at either end;
 // - a body it declares fits the limit with the head;
@@ -72,6 +74,19 @@ Fuzz.run { data in
             Fuzz.fail("a visible ASCII bearer token left in the Authorization value: \(Fuzz.show(Array(value.utf8)))")
         }
         checkValue(head.request.nonce, "nonce")
+        // Lending the bearer token (as the connection parses): the same head, the token left in the bytes where the
+        // plain reading found it.
+        guard case .head(let lent) = bytes.withUnsafeBytes({ parser.parse($0, lendingBearerToken: true) }) else {
+            Fuzz.fail("the head reads differently when its bearer token is lent: \(Fuzz.show(bytes[..<length]))")
+        }
+        var plain = lent.request
+        plain.bearerToken = lent.bearerRange.map { String(decoding: bytes[$0], as: UTF8.self) }
+        plain.lendsBearerToken = false
+        if lent.request.bearerToken != nil || lent.request.lendsBearerToken != (lent.bearerRange != nil)
+            || !sameHead(HTTPRequestParser.Head(request: plain, length: lent.length, bodyLength: lent.bodyLength, chunked: lent.chunked,
+                                                keepAlive: lent.keepAlive, isHTTP10: lent.isHTTP10, isHEAD: lent.isHEAD), head) {
+            Fuzz.fail("the lent bearer token is not the one read as text: \(Fuzz.show(bytes[..<length]))")
+        }
         // The head alone is the same head.
         guard case .head(let alone) = parse(Array(bytes[..<length]), parser), sameHead(alone, head) else {
             Fuzz.fail("the head alone reads differently: \(Fuzz.show(bytes[..<length]))")
