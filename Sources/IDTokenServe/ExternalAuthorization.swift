@@ -1,3 +1,4 @@
+import IDTokenKit
 import JOSE
 import NIOCore
 
@@ -70,11 +71,17 @@ package struct ExternalAuthorization: Sendable {
     }
 
     private struct Reading {
+        /// Whether the bearer token of the `headers` map's `authorization` entry is to be lent (see
+        /// ``request(fromMessage:lendingBearerToken:)``) rather than made a string.
+        let lending: Bool
         var path: String = ""
         var profile: String?
         /// From the `headers` map, and how many entries it had.
         var map = Found()
         var mapEntries = 0
+        /// Where the `headers` map's `authorization` entry holds a bearer token of the usual form, when lent (then
+        /// `map` has no `authorization` value).
+        var mapBearer: Range<Int>?
         /// From the `header_map` list.
         var list = Found()
     }
@@ -85,19 +92,32 @@ package struct ExternalAuthorization: Sendable {
     /// - Throws: ``Malformed`` for bytes that are not a protobuf message (a length past the end, a varint of more
     ///   than ten bytes, field number 0, a group or an unknown wire type).
     package func request(fromMessage bytes: UnsafeRawBufferPointer) throws(Malformed) -> ServeRequest {
-        var reading = Reading()
+        try request(fromMessage: bytes, lendingBearerToken: false).request
+    }
+
+    /// The same, the bearer token left in the bytes when `lendingBearerToken` and the `headers` map's `authorization`
+    /// entry is `Bearer` and a token of visible ASCII (`BearerToken.visibleToken(inAuthorization:printable:)`): then
+    /// `request` has ``ServeRequest/lendsBearerToken`` set and no `authorization`, and `bearerRange` is where the token
+    /// is in `bytes`, for a caller that decides the request while it holds them (as the HTTP door lends its own).
+    /// Any other value, and a `header_map` list (whose repeated entries are joined), are read as strings as before.
+    package func request(fromMessage bytes: UnsafeRawBufferPointer,
+                         lendingBearerToken: Bool) throws(Malformed) -> (request: ServeRequest, bearerRange: Range<Int>?) {
+        var reading = Reading(lending: lendingBearerToken)
         try fields(of: bytes, 0..<bytes.count) { (number, value) throws(Malformed) in
             if number == 1, case .bytes(let attributes) = value { try self.attributes(bytes, attributes, into: &reading) }
         }
         let found = reading.mapEntries > 0 ? reading.map : reading.list
+        let bearerRange = reading.mapEntries > 0 ? reading.mapBearer : nil
         var target = "/verify"
         if let profile = reading.profile, !profile.isEmpty {
             target += "/" + profile
         } else if reading.path.utf8.first == UInt8(ascii: "/") {
             target += reading.path
         }
-        return ServeRequest(target: target, authorization: found[0], cookie: found[1], nonce: found[2],
-                            appCheck: wanted[3].isEmpty ? nil : found[3])
+        var request = ServeRequest(target: target, authorization: found[0], cookie: found[1], nonce: found[2],
+                                   appCheck: wanted[3].isEmpty ? nil : found[3])
+        request.lendsBearerToken = bearerRange != nil
+        return (request, bearerRange)
     }
 
     /// `AttributeContext`: `request` (4), `context_extensions` (10).
@@ -127,7 +147,16 @@ package struct ExternalAuthorization: Sendable {
             case 3:
                 reading.mapEntries += 1
                 let (key, entry) = try mapEntry(bytes, inner)
-                if let index = wantedIndex(bytes, key, ignoringCase: false) { reading.map[index] = Self.string(bytes, entry) }
+                guard let index = wantedIndex(bytes, key, ignoringCase: false) else { return }
+                // The last entry of a key wins, whichever way it is read.
+                if index == 0 && reading.lending,
+                   let token = BearerToken.visibleToken(inAuthorization: UnsafeRawBufferPointer(rebasing: bytes[entry]), printable: false) {
+                    reading.map[0] = nil
+                    reading.mapBearer = entry.lowerBound + token.lowerBound..<entry.lowerBound + token.upperBound
+                    return
+                }
+                if index == 0 { reading.mapBearer = nil }
+                reading.map[index] = Self.string(bytes, entry)
             case 4:
                 reading.path = Self.string(bytes, inner)
             case 13:

@@ -1,4 +1,5 @@
 #if GRPC
+import IDTokenKit
 import JOSE
 import NIOCore
 import NIOHPACK
@@ -443,16 +444,21 @@ final class GRPCConnection: ChannelDuplexHandler, FlushesAnswers {
             fail(stream, .unimplemented, "compressed messages are not accepted", context: context)
             return
         }
-        let request: ServeRequest
+        // Decided while the message is at hand: the bearer token's bytes are lent to the decision, as over HTTP.
+        let decision: ServeDecision
         do {
-            request = try message.withUnsafeReadableBytes { bytes throws(ExternalAuthorization.Malformed) in
-                try door.request(fromMessage: UnsafeRawBufferPointer(rebasing: bytes[5...]))
+            decision = try message.withUnsafeReadableBytes { bytes throws(ExternalAuthorization.Malformed) -> ServeDecision in
+                let body = UnsafeRawBufferPointer(rebasing: bytes[5...])
+                let (request, bearerRange) = try door.request(fromMessage: body, lendingBearerToken: true)
+                return service.decide(request, batching: batcher != nil,
+                                      lentBearerToken: bearerRange.map { TokenBytes(UnsafeRawBufferPointer(rebasing: body[$0])) })
             }
         } catch {
             fail(stream, .invalidArgument, "not a CheckRequest: \(error.reason)", context: context)
             return
         }
-        decided(service.decide(request, batching: batcher != nil), stream: stream, started: NIODeadline.now(), context: context)
+        // The call's time runs from its headers (one clock read a call, when they came).
+        decided(decision, stream: stream, started: call.started, context: context)
     }
 
     /// Writes the answer now, or once it is ready: after an asynchronous wait, or once the token's signature has been
@@ -551,6 +557,27 @@ final class GRPCConnection: ChannelDuplexHandler, FlushesAnswers {
         default: return nil
         }
     }
+}
+
+extension ServeService {
+    /// The handlers of one connection of the gRPC door, in pipeline order: swift-nio-http2's frame handler, configured
+    /// for this door, then ``GRPCConnection``. `batcher` and `flusher` are the connection's event loop's (see
+    /// `ServeServer`).
+    func grpcConnectionHandlers(batcher: SignatureBatcher?, flusher: AnswerFlusher?) -> [any ChannelHandler] {
+        var connection = NIOHTTP2Handler.ConnectionConfiguration()
+        connection.initialSettings = GRPCConnection.initialSettings(settings)
+        // The request's header block is checked by GRPCConnection itself (RFC 9113 §8.2, §8.3), in the pass that reads
+        // it; its own answers are constant header blocks. Content-Length is not used by gRPC: the message's own length
+        // prefix is checked against what arrived.
+        connection.headerBlockValidation = .disabled
+        connection.contentLengthValidation = .disabled
+        return [NIOHTTP2Handler(mode: .server, connectionConfiguration: connection),
+                GRPCConnection(service: self, door: ExternalAuthorization(settings: settings), batcher: batcher, flusher: flusher)]
+    }
+
+    /// A connection of the gRPC door for this service, unbatched, outside a server: the benchmark harness drives it in
+    /// an `EmbeddedChannel`, as it does ``httpConnectionHandler()``.
+    package func grpcConnectionHandlers() -> [any ChannelHandler] { grpcConnectionHandlers(batcher: nil, flusher: nil) }
 }
 
 /// A connection's calls by stream ID: at most the 100 concurrent streams the connection allows, about as many as a

@@ -67,21 +67,8 @@ package final class ServeServer: Sendable {
     /// batches as the HTTP door; returns the bound address. Call after ``start()``.
     package func startGRPC(host: String, port: Int) async throws -> SocketAddress {
         let service = self.service
-        let settings = service.settings
-        let door = ExternalAuthorization(settings: settings)
-        let connection = {
-            var connection = NIOHTTP2Handler.ConnectionConfiguration()
-            connection.initialSettings = GRPCConnection.initialSettings(settings)
-            // The request's header block is checked by GRPCConnection itself (RFC 9113 §8.2, §8.3), in the pass that
-            // reads it; its own answers are constant header blocks. Content-Length is not used by gRPC: the message's
-            // own length prefix is checked against what arrived.
-            connection.headerBlockValidation = .disabled
-            connection.contentLengthValidation = .disabled
-            return connection
-        }()
         let channel = try await listen(host: host, port: port) { channel, batcher, flusher in
-            try channel.pipeline.syncOperations.addHandler(NIOHTTP2Handler(mode: .server, connectionConfiguration: connection))
-            try channel.pipeline.syncOperations.addHandler(GRPCConnection(service: service, door: door, batcher: batcher, flusher: flusher))
+            try channel.pipeline.syncOperations.addHandlers(service.grpcConnectionHandlers(batcher: batcher, flusher: flusher))
         }
         return channel.localAddress!
     }

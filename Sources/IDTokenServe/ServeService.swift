@@ -200,10 +200,14 @@ package final class ServeService: Sendable {
     private func verify(_ request: ServeRequest, path rest: Substring, batching: Bool, lentBearerToken: TokenBytes?) -> ServeDecision {
         // `/verify/<profile>/…` picks a profile when its first segment names one; otherwise (Envoy's prefixed
         // original path, Traefik's and nginx's `/verify`) the token's issuer routes.
-        var chosen: String?
-        if rest.hasPrefix("/") {
-            let segment = rest.dropFirst().prefix { $0 != "/" }
-            if !segment.isEmpty, verifier.member(named: String(segment)) != nil { chosen = String(segment) }
+        // On the path's bytes, as `decide` reads the target (Envoy's original paths make this every request's way).
+        var rest = rest
+        let chosen = rest.withUTF8 { bytes -> String? in
+            guard let base = bytes.baseAddress, bytes.count > 1, base[0] == UInt8(ascii: "/") else { return nil }
+            let end = ByteSearch.firstIndex(of: UInt8(ascii: "/"), in: base, from: 1, to: bytes.count) ?? bytes.count
+            guard end > 1 else { return nil }
+            let segment = String(decoding: UnsafeBufferPointer(rebasing: bytes[1..<end]), as: UTF8.self)
+            return verifier.member(named: segment) != nil ? segment : nil
         }
         assert(request.lendsBearerToken == (lentBearerToken != nil), "a request that lends its token comes with the token's bytes")
         if request.lendsBearerToken, let lentBearerToken {

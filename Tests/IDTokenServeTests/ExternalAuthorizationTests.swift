@@ -51,6 +51,49 @@ struct ExternalAuthorizationTests {
         #expect(try read(Self.checkRequest(http: http)).authorization == "Bearer last")
     }
 
+    /// Read lending its bearer token (the gRPC door's way), a message says what it says read as text: the lent bytes are
+    /// exactly the token BearerToken finds in the `authorization` value, nothing else of the request differs, and a value
+    /// of any other form, or one from the `header_map` list, is kept as text.
+    @Test func theBearerTokenLentFromTheMessageIsTheOneReadAsText() throws {
+        func header(_ key: String, raw: String) -> [UInt8] { Self.field(1, Self.field(1, key) + Self.field(3, raw)) }
+        let others = Self.field(3, Self.entry("cookie", "__session=s")) + Self.field(3, Self.entry("x-idtoken-nonce", "n-1"))
+            + Self.field(4, "/orders/7")
+        let cases: [(http: [UInt8], lent: String?)] = [
+            (Self.field(3, Self.entry("authorization", "Bearer a.b.c")) + others, "a.b.c"),
+            (Self.field(3, Self.entry("authorization", "bearer   a.b.c  ")) + others, "a.b.c"),
+            (Self.field(3, Self.entry("authorization", "Basic dXNlcjpwYXNz")) + others, nil),
+            (Self.field(3, Self.entry("authorization", "Bearer a b")) + others, nil),
+            (Self.field(3, Self.entry("authorization", "Bearer a.b.\u{e9}")) + others, nil),
+            (Self.field(3, Self.entry("authorization", "Bearer ")) + others, nil),
+            // The last entry wins, whichever way either is read.
+            (Self.field(3, Self.entry("authorization", "Bearer x.y.z")) + Self.field(3, Self.entry("authorization", "Basic q")), nil),
+            (Self.field(3, Self.entry("authorization", "Basic q")) + Self.field(3, Self.entry("authorization", "Bearer x.y.z")), "x.y.z"),
+            (Self.field(3, Self.entry("authorization", "Bearer x.y.z")) + Self.field(3, Self.entry("authorization", "Bearer u.v.w")), "u.v.w"),
+            // The header_map list (its repeated entries are joined) is read as text.
+            (Self.field(13, header("Authorization", raw: "Bearer raw.value.here")), nil),
+            (others, nil),
+        ]
+        for (http, lent) in cases {
+            let message = Self.checkRequest(http: http)
+            let text = try read(message)
+            let (request, range) = try message.withUnsafeBytes { bytes in
+                let (request, range) = try door.request(fromMessage: bytes, lendingBearerToken: true)
+                return (request, range.map { String(decoding: UnsafeRawBufferPointer(rebasing: bytes[$0]), as: UTF8.self) })
+            }
+            #expect(range == lent, "\(String(decoding: http, as: UTF8.self))")
+            #expect(request.lendsBearerToken == (lent != nil))
+            #expect(request.hasAuthorization == text.hasAuthorization)
+            if lent != nil {
+                #expect(request.authorization == nil)
+                #expect(text.authorizationToken == lent)
+            } else {
+                #expect(request.authorization == text.authorization)
+            }
+            #expect(request.target == text.target && request.cookie == text.cookie && request.nonce == text.nonce
+                    && request.appCheck == text.appCheck)
+        }
+    }
+
     @Test func theContextExtensionNamesTheProfile() throws {
         let request = try read(Self.checkRequest(http: Self.field(4, "/orders"),
                                                  extensions: Self.field(10, Self.entry("other", "x")) + Self.field(10, Self.entry("idtoken-profile", "corp"))))

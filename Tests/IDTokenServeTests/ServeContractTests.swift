@@ -151,6 +151,12 @@ import Testing
         #expect(wrong.header("X-Auth-Error") == "wrong_audience")
         // A segment that names no profile is an original path (Envoy): the issuer routes.
         #expect(try await fixture.verify(ServeFixture.oidcToken(), target: "/verify/api/orders?id=3").status == 200)
+        // The first segment alone names the profile, whatever follows it; an empty one names none.
+        #expect(try await fixture.verify(ServeFixture.oidcToken(), target: "/verify/firebase/orders/7").header("X-Auth-Error") == "wrong_audience")
+        #expect(try await fixture.verify(ServeFixture.oidcToken(), target: "/verify/firebase?x=1").header("X-Auth-Error") == "wrong_audience")
+        #expect(try await fixture.verify(ServeFixture.oidcToken(), target: "/verify//firebase").status == 200)
+        #expect(try await fixture.verify(ServeFixture.oidcToken(), target: "/verify/").status == 200)
+        #expect(try await fixture.verify(ServeFixture.oidcToken(), target: "/verify/firebasex").status == 200)
     }
 
     @Test func requestsShapedAsEachProxySendsThem() async throws {

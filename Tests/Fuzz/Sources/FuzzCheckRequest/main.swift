@@ -10,6 +10,8 @@ import NIOCore
 //   the top level, where a reader skips it) reads the same;
 // - a message and the message split in two length-delimited copies of `attributes` (protobuf's merge of a repeated
 //   singular message) agree on what both hold;
+// - read lending its bearer token (the gRPC door's way), it says the same: the lent bytes are the token BearerToken finds
+//   in the `authorization` value read as text, and nothing else differs;
 // - the answer it writes for what it read is one length-prefixed message whose prefix is its length.
 
 let door: ExternalAuthorization = {
@@ -41,6 +43,23 @@ Fuzz.run { data in
         + [0x95, 0x01, 1, 2, 3, 4]
     guard let extended = read(bytes + unknown), same(extended, request) else {
         Fuzz.fail("unknown fields changed the reading: \(Fuzz.show(bytes))")
+    }
+    // Read lending its bearer token: the same request, the token in the bytes.
+    let lending = bytes.withUnsafeBytes { bytes -> (ServeRequest, String?)? in
+        guard let (request, range) = try? door.request(fromMessage: bytes, lendingBearerToken: true) else { return nil }
+        return (request, range.map { String(decoding: UnsafeRawBufferPointer(rebasing: bytes[$0]), as: UTF8.self) })
+    }
+    guard let (lent, token) = lending else { Fuzz.fail("read as text but refused lending: \(Fuzz.show(bytes))") }
+    if let token {
+        if lent.authorization != nil || !lent.lendsBearerToken || token != request.authorizationToken {
+            Fuzz.fail("a lent token that is not the one read as text (\(token)): \(Fuzz.show(bytes))")
+        }
+        var asText = lent
+        asText.authorization = request.authorization
+        asText.lendsBearerToken = false
+        if !same(asText, request) { Fuzz.fail("lending changed the rest of the reading: \(Fuzz.show(bytes))") }
+    } else if lent.lendsBearerToken || !same(lent, request) {
+        Fuzz.fail("read differently lending and not lending no token: \(Fuzz.show(bytes))")
     }
     // The answer to what it read: one message, its prefix its length.
     var out = ByteBufferAllocator().buffer(capacity: 0)
