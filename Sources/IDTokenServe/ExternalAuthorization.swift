@@ -96,7 +96,7 @@ package struct ExternalAuthorization: Sendable {
     }
 
     /// The same, the bearer token left in the bytes when `lendingBearerToken` and the `headers` map's `authorization`
-    /// entry is `Bearer` and a token of visible ASCII (`BearerToken.visibleToken(inAuthorization:printable:)`): then
+    /// entry is `Bearer` and a token of visible ASCII (`BearerToken.visibleToken(inAuthorization:of:printable:)`): then
     /// `request` has ``ServeRequest/lendsBearerToken`` set and no `authorization`, and `bearerRange` is where the token
     /// is in `bytes`, for a caller that decides the request while it holds them (as the HTTP door lends its own).
     /// Any other value, and a `header_map` list (whose repeated entries are joined), are read as strings as before.
@@ -149,10 +149,9 @@ package struct ExternalAuthorization: Sendable {
                 let (key, entry) = try mapEntry(bytes, inner)
                 guard let index = wantedIndex(bytes, key, ignoringCase: false) else { return }
                 // The last entry of a key wins, whichever way it is read.
-                if index == 0 && reading.lending,
-                   let token = BearerToken.visibleToken(inAuthorization: UnsafeRawBufferPointer(rebasing: bytes[entry]), printable: false) {
+                if index == 0 && reading.lending, let token = BearerToken.visibleToken(inAuthorization: entry, of: bytes, printable: false) {
                     reading.map[0] = nil
-                    reading.mapBearer = entry.lowerBound + token.lowerBound..<entry.lowerBound + token.upperBound
+                    reading.mapBearer = token
                     return
                 }
                 if index == 0 { reading.mapBearer = nil }

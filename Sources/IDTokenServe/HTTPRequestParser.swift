@@ -192,9 +192,7 @@ struct HTTPRequestParser: Sendable {
         // Any other value is kept whole for BearerToken to decide on.
         var bearerToken: String?, authorizationValue: String?, bearerRange: Range<Int>?
         if let authorization {
-            let value = UnsafeRawBufferPointer(rebasing: bytes[authorization])
-            if let token = BearerToken.visibleToken(inAuthorization: value, printable: authorizationPrintable) {
-                let range = authorization.lowerBound + token.lowerBound..<authorization.lowerBound + token.upperBound
+            if let range = BearerToken.visibleToken(inAuthorization: authorization, of: bytes, printable: authorizationPrintable) {
                 if lendingBearerToken { bearerRange = range } else { bearerToken = text(range) }
             } else {
                 authorizationValue = text(authorization)

@@ -7,12 +7,13 @@ package struct ServeRequest: Sendable {
     /// The `Authorization` header's value, unless ``bearerToken`` holds what it says.
     package var authorization: String?
     /// The token of an `Authorization: Bearer` header of the usual form (see
-    /// `BearerToken.visibleToken(inAuthorization:printable:)`), read from the request's bytes by the HTTP door, which
+    /// `BearerToken.visibleToken(inAuthorization:of:printable:)`), read from the request's bytes by the HTTP door, which
     /// then leaves ``authorization`` nil: the same token that BearerToken would find in the whole value.
     package var bearerToken: String?
-    /// The HTTP door lends the token of an `Authorization: Bearer` header of the usual form from the bytes it
-    /// received, to `ServeService.decide(_:batching:lentBearerToken:)` while it holds them: then ``bearerToken``
-    /// and ``authorization`` are nil, and the token is made a string only where the request's way outlasts the call.
+    /// A door lends the token of an `Authorization: Bearer` header of the usual form from the bytes it received (the
+    /// HTTP door's request head, the gRPC door's CheckRequest), to `ServeService.decide(_:batching:lentBearerToken:)`
+    /// while it holds them: then ``bearerToken`` and ``authorization`` are nil, and the token is made a string only
+    /// where the request's way outlasts the call.
     package var lendsBearerToken = false
 
     /// Whether the request has an `Authorization` header (then its token is the credential, and no cookie is read).

@@ -42,11 +42,20 @@ public enum BearerToken {
     /// returns. Nil for any other value, which ``token(inAuthorization:)`` decides on: another scheme, no token, a
     /// token with whitespace inside or with bytes that are not visible ASCII.
     ///
-    /// For an HTTP server reading the header from its request's bytes, so that the value is not made a `String`
-    /// only to be cut down to the token's.
-    /// - Parameter printable: every byte of `value` is already known to be printable ASCII (0x20 to 0x7E), as a
-    ///   parser that has scanned the header line knows: then only a space inside the token is looked for.
-    package static func visibleToken(inAuthorization value: UnsafeRawBufferPointer, printable: Bool) -> Range<Int>? {
+    /// For a door reading the value from the bytes it received (an HTTP request's head, an `ext_authz` CheckRequest),
+    /// so that the value is not made a `String` only to be cut down to the token's.
+    /// - Parameters:
+    ///   - range: where the value is in `bytes`; the token's range is returned in `bytes` too.
+    ///   - printable: every byte of the value is already known to be printable ASCII (0x20 to 0x7E), as a parser
+    ///     that has scanned the header line knows: then only a space inside the token is looked for.
+    package static func visibleToken(inAuthorization range: Range<Int>, of bytes: UnsafeRawBufferPointer,
+                                     printable: Bool) -> Range<Int>? {
+        visibleToken(inAuthorization: UnsafeRawBufferPointer(rebasing: bytes[range]), printable: printable)
+            .map { range.lowerBound + $0.lowerBound..<range.lowerBound + $0.upperBound }
+    }
+
+    /// The same within the value itself.
+    private static func visibleToken(inAuthorization value: UnsafeRawBufferPointer, printable: Bool) -> Range<Int>? {
         guard let bounds = credentialBounds(value), let base = value.baseAddress else { return nil }
         if printable {
             let bytes = base.assumingMemoryBound(to: UInt8.self)
