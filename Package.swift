@@ -52,7 +52,7 @@ let package = Package(
         // The project's own small C for JOSE: SIMD base64url and byte scanning (Swift has no byte shuffle),
         // ThreadSanitizer annotations (declarations only; called by builds made with -DIDTK_TSAN).
         .target(name: "CJOSEShims", cSettings: buildCommitSettings),
-        .target(name: "JOSE", dependencies: ["CLibCrypto", "CJansson", "CJOSEShims"]),
+        .target(name: "JOSE", dependencies: ["CLibCrypto", "CJansson", "CJOSEShims"], swiftSettings: fuzzSettings),
         .target(
             name: "IDTokenKit",
             dependencies: [
@@ -62,11 +62,13 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
-            ]
+            ],
+            swiftSettings: fuzzSettings
         ),
         .target(
             name: "IDTokenKitRedis",
-            dependencies: ["IDTokenKit", "CHiredis", .product(name: "Logging", package: "swift-log")]
+            dependencies: ["IDTokenKit", "CHiredis", .product(name: "Logging", package: "swift-log")],
+            swiftSettings: fuzzSettings
         ),
         // Key refresh as a swift-service-lifecycle Service, shared by `Integrations/` (Vapor, Hummingbird) and any
         // server built on a service group; IDTokenKit itself stays free of the lifecycle dependency.
@@ -79,14 +81,15 @@ let package = Package(
             ]
         ),
         // The configuration file every door reads (`--config`): profiles, their keys, and the doors' own members.
-        .target(name: "IDTokenConfiguration", dependencies: ["IDTokenKit"]),
+        .target(name: "IDTokenConfiguration", dependencies: ["IDTokenKit"], swiftSettings: fuzzSettings),
         .target(
             name: "IDTokenAudit",
             dependencies: [
                 "IDTokenKit",
                 .product(name: "CompressNIO", package: "compress-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
-            ]
+            ],
+            swiftSettings: fuzzSettings
         ),
         // `idtoken serve` (DESIGN §10): the verification service behind nginx, Envoy and Traefik.
         .target(
@@ -103,7 +106,8 @@ let package = Package(
                 // The gRPC door (GRPCConnection): HTTP/2 frames, gRPC itself written by hand.
                 .product(name: "NIOHTTP2", package: "swift-nio-http2", condition: .when(traits: ["GRPC"])),
                 .product(name: "NIOHPACK", package: "swift-nio-http2", condition: .when(traits: ["GRPC"])),
-            ]
+            ],
+            swiftSettings: fuzzSettings
         ),
         .executableTarget(
             name: "idtoken",
@@ -191,4 +195,14 @@ var buildCommitSettings: [CSetting] {
         commit.allSatisfy({ $0.isHexDigit || $0 == "-" || $0.isLetter })
     else { return [] }
     return [.define("IDTK_BUILD_COMMIT", to: "\"\(commit)\"")]
+}
+
+/// The libFuzzer targets (Tests/Fuzz, built by scripts/fuzz) instrument this package's own modules, the parsers they
+/// fuzz, and nothing else: with IDTK_FUZZ_BUILD=1 in the environment the targets that take these settings are
+/// compiled with libFuzzer's coverage and AddressSanitizer (and testable, for FuzzCompactJWS's `@testable import`).
+/// Their dependencies (swift-nio, AsyncHTTPClient, NIO SSL…) are compiled as in any debug build: `-Xswiftc` would
+/// instrument every module, which doubled the fuzz build's time and guides the fuzzer through code it does not target.
+var fuzzSettings: [SwiftSetting] {
+    guard Context.environment["IDTK_FUZZ_BUILD"] == "1" else { return [] }
+    return [.unsafeFlags(["-sanitize=fuzzer,address", "-enable-testing"])]
 }

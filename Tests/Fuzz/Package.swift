@@ -1,11 +1,23 @@
 // swift-tools-version: 6.1
 // libFuzzer targets for IDTokenKit's parsers. A package of its own so that the instrumented builds never enter
-// the library's build or its `swift test`. Build and run them with scripts/fuzz (see README, "Development"):
+// the library's build or its `swift test`. Build and run them with scripts/fuzz (see README, "Development"), which
+// builds with IDTK_FUZZ_BUILD=1 so that the IDTokenKit package instruments its own modules (its manifest's
+// `fuzzSettings`), not its dependencies:
 //
-//     swift build -c debug -Xswiftc -sanitize=fuzzer,address -Xswiftc -enable-testing --product FuzzJSON
+//     IDTK_FUZZ_BUILD=1 swift build -c debug --product FuzzJSON
 //
-// Every executable starts libFuzzer itself (FuzzDriver), because SwiftPM gives executables a Swift `main`.
+// Every executable starts libFuzzer itself (FuzzDriver), because SwiftPM gives executables a Swift `main`; the
+// executables are compiled and linked with the sanitizers here.
 import PackageDescription
+
+/// The sanitizers of the fuzz targets' own Swift code and of their link (libFuzzer's runtime, AddressSanitizer's).
+let sanitized: [SwiftSetting] = [.unsafeFlags(["-sanitize=fuzzer,address"])]
+
+/// One libFuzzer executable: FuzzDriver and the modules it fuzzes, compiled and linked with the sanitizers.
+func fuzzTarget(_ name: String, _ fuzzed: [Target.Dependency]) -> Target {
+    .executableTarget(name: name, dependencies: ["FuzzDriver"] + fuzzed, swiftSettings: sanitized,
+                      linkerSettings: [.unsafeFlags(["-sanitize=fuzzer,address"])])
+}
 
 let package = Package(
     name: "idtokenkit-fuzz",
@@ -16,32 +28,14 @@ let package = Package(
     ],
     targets: [
         .target(name: "CFuzzDriver"),
-        .target(name: "FuzzDriver", dependencies: ["CFuzzDriver"]),
-        .executableTarget(
-            name: "FuzzCompactJWS",
-            dependencies: ["FuzzDriver", .product(name: "IDTokenKit", package: "IDTokenKit"),
-                           .product(name: "JOSE", package: "IDTokenKit")]
-        ),
-        .executableTarget(
-            name: "FuzzAuditLine",
-            dependencies: ["FuzzDriver", .product(name: "IDTokenAudit", package: "IDTokenKit"),
-                           .product(name: "IDTokenConfiguration", package: "IDTokenKit")]
-        ),
-        .executableTarget(
-            name: "FuzzHTTPHead",
-            dependencies: ["FuzzDriver", .product(name: "IDTokenServe", package: "IDTokenKit"),
-                           .product(name: "IDTokenKit", package: "IDTokenKit")]
-        ),
-        .executableTarget(
-            name: "FuzzCheckRequest",
-            dependencies: ["FuzzDriver", .product(name: "IDTokenServe", package: "IDTokenKit"),
-                           .product(name: "NIOCore", package: "swift-nio")]
-        ),
-        .executableTarget(name: "FuzzJSON", dependencies: ["FuzzDriver", .product(name: "JOSE", package: "IDTokenKit")]),
-        .executableTarget(
-            name: "FuzzJWKS",
-            dependencies: ["FuzzDriver", .product(name: "IDTokenKit", package: "IDTokenKit")]
-        ),
+        .target(name: "FuzzDriver", dependencies: ["CFuzzDriver"], swiftSettings: sanitized),
+        fuzzTarget("FuzzCompactJWS", [.product(name: "IDTokenKit", package: "IDTokenKit"), .product(name: "JOSE", package: "IDTokenKit")]),
+        fuzzTarget("FuzzAuditLine", [.product(name: "IDTokenAudit", package: "IDTokenKit"),
+                                     .product(name: "IDTokenConfiguration", package: "IDTokenKit")]),
+        fuzzTarget("FuzzHTTPHead", [.product(name: "IDTokenServe", package: "IDTokenKit"), .product(name: "IDTokenKit", package: "IDTokenKit")]),
+        fuzzTarget("FuzzCheckRequest", [.product(name: "IDTokenServe", package: "IDTokenKit"), .product(name: "NIOCore", package: "swift-nio")]),
+        fuzzTarget("FuzzJSON", [.product(name: "JOSE", package: "IDTokenKit")]),
+        fuzzTarget("FuzzJWKS", [.product(name: "IDTokenKit", package: "IDTokenKit")]),
     ],
     swiftLanguageModes: [.v6]
 )
