@@ -10,13 +10,14 @@
 // executables are compiled and linked with the sanitizers here.
 import PackageDescription
 
-/// The sanitizers of the fuzz targets' own Swift code and of their link (libFuzzer's runtime, AddressSanitizer's).
-let sanitized: [SwiftSetting] = [.unsafeFlags(["-sanitize=fuzzer,address"])]
+/// The sanitizers, for the fuzz targets' own Swift code and for their link (libFuzzer's runtime, AddressSanitizer's).
+let sanitizers = ["-sanitize=fuzzer,address"]
+let sanitized: [SwiftSetting] = [.unsafeFlags(sanitizers)]
 
 /// One libFuzzer executable: FuzzDriver and the modules it fuzzes, compiled and linked with the sanitizers.
 func fuzzTarget(_ name: String, _ fuzzed: [Target.Dependency]) -> Target {
     .executableTarget(name: name, dependencies: ["FuzzDriver"] + fuzzed, swiftSettings: sanitized,
-                      linkerSettings: [.unsafeFlags(["-sanitize=fuzzer,address"])])
+                      linkerSettings: [.unsafeFlags(sanitizers)])
 }
 
 let package = Package(
