@@ -18,7 +18,7 @@ let package = Package(
         .executable(name: "idtoken", targets: ["idtoken"]),
         .executable(name: "idtoken-bench", targets: ["idtoken-bench"]),
     ],
-    // GRPC: `idtoken serve --grpc-listen`, Envoy's ext_authz over gRPC (HTTP/2 by swift-nio-http2). Off by default:
+    // GRPC: `idtoken serve --grpc-listen`, Envoy's ext_authz over gRPC (HPACK by swift-nio-http2). Off by default:
     // its package adds to a cold build that users of the other doors need not pay (`swift build --traits GRPC`;
     // scripts/package builds the released binary with it).
     traits: [
@@ -103,8 +103,7 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
-                // The gRPC door (GRPCConnection): HTTP/2 frames, gRPC itself written by hand.
-                .product(name: "NIOHTTP2", package: "swift-nio-http2", condition: .when(traits: ["GRPC"])),
+                // The gRPC door (GRPCConnection): HTTP/2's frames and gRPC written by hand, header blocks decoded by HPACK.
                 .product(name: "NIOHPACK", package: "swift-nio-http2", condition: .when(traits: ["GRPC"])),
             ],
             swiftSettings: fuzzSettings

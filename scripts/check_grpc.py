@@ -280,6 +280,46 @@ def main():
         check(answer and answer.get("grpc-status") == "4" and time.time() - started < 4,
               "raw HTTP/2: a call still incomplete past its grpc-timeout (1S) is DEADLINE_EXCEEDED (%r, %.1f s)" % (answer, time.time() - started))
 
+        # Flow control: a peer that opens no stream window (SETTINGS_INITIAL_WINDOW_SIZE 0) gets the answer's headers
+        # and no DATA; once it gives the stream a window, the message and the trailers follow.
+        import socket
+        import h2.config
+        import h2.connection
+        import h2.events
+        import h2.settings
+        peer = socket.create_connection(("127.0.0.1", port), timeout=10)
+        h2c = h2.connection.H2Connection(h2.config.H2Configuration(client_side=True, header_encoding="utf-8"))
+        h2c.local_settings = h2.settings.Settings(client=True, initial_values={h2.settings.SettingCodes.INITIAL_WINDOW_SIZE: 0})
+        h2c.initiate_connection()
+        h2c.send_headers(1, base)
+        h2c.send_data(1, framed, end_stream=True)
+        peer.sendall(h2c.data_to_send())
+
+        def received(seconds):
+            events, deadline = [], time.time() + seconds
+            peer.settimeout(0.2)
+            while time.time() < deadline:
+                try:
+                    data = peer.recv(65536)
+                except socket.timeout:
+                    continue
+                if not data:
+                    break
+                events += h2c.receive_data(data)
+                peer.sendall(h2c.data_to_send())
+            return events
+        before = received(1.0)
+        h2c.increment_flow_control_window(1 << 16, stream_id=1)
+        peer.sendall(h2c.data_to_send())
+        after = received(1.0)
+        peer.close()
+        check(any(isinstance(e, h2.events.ResponseReceived) for e in before)
+              and not any(isinstance(e, (h2.events.DataReceived, h2.events.StreamEnded)) for e in before)
+              and any(isinstance(e, h2.events.DataReceived) for e in after)
+              and any(isinstance(e, h2.events.TrailersReceived) and dict(e.headers).get("grpc-status") == "0" for e in after),
+              "raw HTTP/2: with no stream window the answer waits after its headers, and follows once the window opens (%r / %r)"
+              % ([type(e).__name__ for e in before], [type(e).__name__ for e in after]))
+
         # The same metrics as the HTTP door.
         status, _, body = request(http_port, path="/metrics")
         allowed = [line for line in body.decode().splitlines() if line.startswith('idtoken_requests_total{outcome="allowed"')]

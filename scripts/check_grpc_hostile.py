@@ -6,7 +6,10 @@ attacks that only an abuser sends end with the abuser's connection closed (GOAWA
 
 Attacks: rapid reset (CVE-2023-44487), a CONTINUATION flood (CVE-2024-27316), an HPACK bomb (a small header block
 that decodes to megabytes), SETTINGS, PING and WINDOW_UPDATE floods, thousands of streams opened at once, streams
-that never send END_STREAM, and a peer that sends calls and never reads.
+that never send END_STREAM, and a peer that sends calls and never reads. Before them, protocol errors (a frame above
+16 KiB, frames on streams never opened or on the server's stream IDs, a window past 2^31 - 1, a bad HPACK index, a
+flood of empty CONTINUATION frames, a frame inside a header block, a connection that does not open as HTTP/2 does):
+each ends the connection with the GOAWAY code RFC 9113 names.
 
 Usage: scripts/check_grpc_hostile.py PATH/TO/idtoken     (built with `--traits GRPC`; exit 0 when every check passed)
 """
@@ -80,6 +83,29 @@ class Abuser:
             self.sock.close()
         except OSError:
             pass
+
+
+def goaway_code(sock, seconds=5):
+    """The error code of the GOAWAY the server sends within `seconds` (reading frame by frame), "closed" when it closes
+    without one, None when it does neither."""
+    sock.settimeout(0.5)
+    deadline, buffered = time.time() + seconds, b""
+    while time.time() < deadline:
+        while len(buffered) >= 9 and len(buffered) >= 9 + int.from_bytes(buffered[:3], "big"):
+            length = int.from_bytes(buffered[:3], "big")
+            if buffered[3] == 7 and length >= 8:
+                return int.from_bytes(buffered[13:17], "big")
+            buffered = buffered[9 + length:]
+        try:
+            chunk = sock.recv(1 << 16)
+        except socket.timeout:
+            continue
+        except OSError:
+            return "closed"
+        if not chunk:
+            return "closed"
+        buffered += chunk
+    return None
 
 
 def goaway_in(data):
@@ -231,6 +257,43 @@ def main():
                 if not a.send(a.headers(2 * i + 1) + data.serialize()):
                     break
             return a
+
+        # Protocol errors end the connection with the GOAWAY code RFC 9113 names for each.
+        def protocol_error(frames, preface=True):
+            sock = socket.create_connection(("127.0.0.1", port), timeout=10)
+            try:
+                sock.sendall((PREFACE + SettingsFrame(0).serialize() if preface else b"") + frames)
+                return goaway_code(sock)
+            except OSError:
+                return "closed"
+            finally:
+                sock.close()
+
+        def raw_frame(type_, flags, stream, payload):
+            return len(payload).to_bytes(3, "big") + bytes([type_, flags]) + stream.to_bytes(4, "big") + payload
+
+        encoder = hpack.Encoder()
+        opening = HeadersFrame(1, flags=["END_HEADERS"])
+        opening.data = encoder.encode([(":method", "POST"), (":scheme", "http"), (":path", METHOD), (":authority", "idtoken"),
+                                       ("content-type", "application/grpc")])
+        for label, frames, preface, expected in (
+                ("a frame above 16 KiB: FRAME_SIZE_ERROR", raw_frame(0, 0, 1, b"x" * 20000), True, 6),
+                ("DATA on a stream never opened: PROTOCOL_ERROR", raw_frame(0, 0, 9, b"x"), True, 1),
+                ("RST_STREAM on a stream never opened: PROTOCOL_ERROR",
+                 opening.serialize() + raw_frame(3, 0, 7, b"\x00\x00\x00\x08"), True, 1),
+                ("HEADERS from a server's (even) stream ID: PROTOCOL_ERROR", raw_frame(1, 4, 2, b"\x82"), True, 1),
+                ("PUSH_PROMISE from a client: PROTOCOL_ERROR", raw_frame(5, 4, 1, b"\x00\x00\x00\x02"), True, 1),
+                ("a connection window past 2^31 - 1: FLOW_CONTROL_ERROR",
+                 raw_frame(8, 0, 0, (0x7FFFFFFF).to_bytes(4, "big")) * 2, True, 3),
+                ("an HPACK index past the tables: COMPRESSION_ERROR", raw_frame(1, 5, 1, bytes([0x80 | 120])), True, 9),
+                ("1,000 empty CONTINUATION frames: ENHANCE_YOUR_CALM",
+                 raw_frame(1, 0, 1, b"") + raw_frame(9, 0, 1, b"") * 1000, True, 11),
+                ("another frame inside a header block: PROTOCOL_ERROR", raw_frame(1, 0, 1, b"\x82") + raw_frame(6, 0, 0, b"\x00" * 8), True, 1),
+                ("a first frame other than SETTINGS: PROTOCOL_ERROR", PREFACE + raw_frame(6, 0, 0, b"\x00" * 8), False, 1)):
+            code = protocol_error(frames, preface=preface)
+            check(code == expected, "%s (GOAWAY %r)" % (label, code))
+        check(protocol_error(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n", preface=False) == "closed",
+              "a connection that does not open with HTTP/2's preface is closed")
 
         beside(rapid_reset, "rapid reset (20,000 streams opened and reset)", True)
         beside(continuation_flood, "CONTINUATION flood (32 MB of header block without END_HEADERS)", True)

@@ -8,13 +8,19 @@ protocol FlushesAnswers: AnyObject {
     var unflushed: Bool { get set }
     /// The loop's flusher will flush this connection.
     var flushQueued: Bool { get set }
+    /// Hands what the connection holds written (the gRPC door gathers a cycle's frames in one buffer) to the channel,
+    /// before a flush.
+    func writeHeld(context: ChannelHandlerContext)
 }
 
 extension FlushesAnswers {
+    func writeHeld(context: ChannelHandlerContext) {}
+
     /// Flushes now what was written.
     func flushIfNeeded(context: ChannelHandlerContext) {
         if unflushed {
             unflushed = false
+            writeHeld(context: context)
             context.flush()
         }
     }

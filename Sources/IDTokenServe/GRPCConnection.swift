@@ -3,48 +3,74 @@ import IDTokenKit
 import JOSE
 import NIOCore
 import NIOHPACK
-import NIOHTTP2
 
 /// One connection of `idtoken serve`'s gRPC door (`--grpc-listen`, Envoy's `ext_authz`): `Authorization/Check`, the
-/// one unary method, read from the HTTP/2 frames that swift-nio-http2's ``NIOHTTP2Handler`` decodes in front of it.
-/// Like Envoy's own `ext_authz` client, it is a minimal gRPC: no stream channels, no generic RPC machinery. A call's
-/// frames are gathered by stream ID; its `CheckRequest` becomes the ``ServeRequest`` the HTTP door would make
-/// (``ExternalAuthorization``), the service decides it as over HTTP (the ID token's signature waiting, under load, for
-/// its event loop's ``SignatureBatcher`` beside the HTTP door's), and the answer is written as three frames: the
-/// response headers, the message, and trailers with `grpc-status: 0` (the verdict itself is in the message).
+/// one unary method, over an HTTP/2 connection this handler reads and writes itself, frame by frame, from the
+/// connection's bytes. Like Envoy's own `ext_authz` client, it is a minimal gRPC: no stream channels, no generic RPC
+/// machinery, and of HTTP/2 (RFC 9113) only what a server of one unary method needs. Header blocks are decoded by
+/// swift-nio-http2's HPACK decoder (``HPACKDecoder``, which keeps the dynamic table); the answers' header blocks are
+/// constant bytes that never touch the peer's table. A call's frames are gathered by stream ID; its `CheckRequest`
+/// becomes the ``ServeRequest`` the HTTP door would make (``ExternalAuthorization``), the service decides it as over
+/// HTTP (the ID token's signature waiting, under load, for its event loop's ``SignatureBatcher`` beside the HTTP
+/// door's), and the answer is written as three frames: the response headers, the message, and trailers with
+/// `grpc-status: 0` (the verdict itself is in the message).
 ///
 /// Bounds (the door is exposed to whatever reaches the sidecar):
-/// - HTTP/2 abuse is swift-nio-http2's to refuse: at most 100 concurrent streams; header lists above
-///   `serve.maxHeaderBytes` (an HPACK bomb decodes to no more than that); rapid resets, CONTINUATION floods, and
-///   SETTINGS, PING, PRIORITY floods beyond its rate limits end the connection with a GOAWAY; control frames a peer
-///   does not read are bounded.
+/// - At most 100 concurrent calls; a stream opened beyond them is refused (RST_STREAM `REFUSED_STREAM`).
+/// - A header block (HEADERS and its CONTINUATION frames) is at most `serve.maxHeaderBytes + 1 KiB` on the wire and in
+///   at most one frame for 256 of those bytes, and decodes to at most `serve.maxHeaderBytes` (an HPACK bomb is refused as it decodes): beyond
+///   either, the connection ends with a GOAWAY (`ENHANCE_YOUR_CALM`, `COMPRESSION_ERROR`).
+/// - Rapid reset (CVE-2023-44487): more than 200 calls reset by the peer within 30 seconds end the connection with a
+///   GOAWAY (`ENHANCE_YOUR_CALM`).
+/// - Frames above 16 KiB, frames on the wrong stream, a stream ID that goes back, a window past 2^31 − 1: the
+///   connection ends with the GOAWAY RFC 9113 names for each.
 /// - A message is at most `2 × serve.maxHeaderBytes + 16 KiB` (a request head's worth of headers and Envoy's
 ///   attributes): a larger one is answered RESOURCE_EXHAUSTED and the rest of its stream dropped as it comes.
 /// - Flow control: the connection's receive window is 1 MiB, and a call's bytes are given back to it only once the
-///   call has been read whole (or refused), so a peer holds at most 1 MiB of unfinished calls here.
+///   call has been read whole (or refused), so a peer holds at most 1 MiB of unfinished calls here. Answers wait for
+///   the peer's windows; what waits is at most one small answer a call.
 /// - A call not complete within `serve.requestTimeoutSeconds` of its headers, or past its `grpc-timeout`, is answered
 ///   DEADLINE_EXCEEDED; a connection with no call for `serve.idleTimeoutSeconds` is closed with a GOAWAY. The times
 ///   are checked by one timer per connection, as ``ServeConnection`` checks its own.
-/// - Backpressure: while the answers written and not yet taken by the peer exceed the channel's high water mark, no
-///   more frames are read.
-/// - Shutdown (`ChannelShouldQuiesceEvent`): a GOAWAY naming the last stream taken; the calls in flight are answered,
-///   then the connection closes.
+/// - Backpressure: while the bytes written and not yet taken by the peer exceed the channel's high water mark, no
+///   more frames are handled and none read (SETTINGS and PING floods from a peer that does not read stop there).
+/// - Shutdown (`ChannelShouldQuiesceEvent`), or the peer's GOAWAY: a GOAWAY naming the last stream taken; the calls
+///   in flight are answered, then the connection closes.
 final class GRPCConnection: ChannelDuplexHandler, FlushesAnswers {
-    typealias InboundIn = HTTP2Frame
-    typealias OutboundIn = HTTP2Frame
-    typealias OutboundOut = HTTP2Frame
+    typealias InboundIn = ByteBuffer
+    typealias OutboundIn = ByteBuffer
+    typealias OutboundOut = ByteBuffer
 
     /// The connection's receive window (HTTP/2's initial 65,535 raised to this when the connection opens).
     static let connectionWindow = 1 << 20
-    /// The settings sent to the peer: 100 streams, header lists up to `maxHeaderBytes`, a stream window that holds the
-    /// largest message taken.
-    static func initialSettings(_ settings: ServeSettings) -> HTTP2Settings {
-        [HTTP2Setting(parameter: .maxConcurrentStreams, value: 100),
-         HTTP2Setting(parameter: .maxHeaderListSize, value: settings.maxHeaderBytes),
-         HTTP2Setting(parameter: .initialWindowSize, value: max(65_535, maximumMessage(settings) + 1024))]
+    static let maxConcurrentStreams = 100
+    /// The largest frame payload this door takes (HTTP/2's default, which it does not raise).
+    static let maxFrameSize = 16_384
+    /// Calls the peer may reset within ``resetWindow`` before the connection ends (rapid reset).
+    static let maxResets = 200
+    static let resetWindow = TimeAmount.seconds(30)
+    /// The most bytes written and not yet handed to the channel before they are (so that writability counts them).
+    private static let outputChunk = 16 * 1024
+
+    /// The window each stream gets (SETTINGS_INITIAL_WINDOW_SIZE): the largest message taken, and some.
+    static func initialWindow(_ settings: ServeSettings) -> Int { max(65_535, maximumMessage(settings) + 1024) }
+    static func maximumMessage(_ settings: ServeSettings) -> Int { 2 * settings.maxHeaderBytes + 16 * 1024 }
+
+    /// HTTP/2 frame types (RFC 9113 §6).
+    enum FrameType: UInt8 {
+        case data = 0, headers = 1, priority = 2, rstStream = 3, settings = 4, pushPromise = 5, ping = 6, goAway = 7
+        case windowUpdate = 8, continuation = 9
     }
 
-    static func maximumMessage(_ settings: ServeSettings) -> Int { 2 * settings.maxHeaderBytes + 16 * 1024 }
+    /// HTTP/2 error codes (RFC 9113 §7).
+    enum ErrorCode: UInt32 {
+        case noError = 0, protocolError = 1, internalError = 2, flowControlError = 3, streamClosed = 5, frameSizeError = 6
+        case refusedStream = 7, cancel = 8, compressionError = 9, enhanceYourCalm = 11
+    }
+
+    private static let endStream: UInt8 = 0x1, ack: UInt8 = 0x1, endHeaders: UInt8 = 0x4, padded: UInt8 = 0x8
+    private static let priorityFlag: UInt8 = 0x20
+    static let preface: [UInt8] = Array("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".utf8)
 
     private struct Call {
         enum Phase {
@@ -52,6 +78,8 @@ final class GRPCConnection: ChannelDuplexHandler, FlushesAnswers {
             case reading
             /// Decided or being decided; the answer is written once ready.
             case answering
+            /// Answered, its message waiting for the peer's window (``waiting``), the trailers after it.
+            case sending
             /// Refused before its end: what the peer still sends is given back to the window and dropped.
             case dropping
         }
@@ -59,11 +87,25 @@ final class GRPCConnection: ChannelDuplexHandler, FlushesAnswers {
         var message: ByteBuffer?
         /// Flow-controlled bytes received and not yet given back to the connection window.
         var held = 0
+        /// What the peer may still send on this stream (this door never raises a stream's window).
+        var receiveWindow: Int
+        /// What this door may still send on this stream.
+        var sendWindow: Int
+        /// The answer's message bytes not sent yet (phase `sending`).
+        var waiting: ByteBuffer?
         let started: NIODeadline
         /// From `grpc-timeout`.
         let deadline: NIODeadline?
         /// Whether the peer has ended its side (END_STREAM).
         var peerDone = false
+    }
+
+    /// A header block whose CONTINUATION frames are still to come.
+    private struct PartialBlock {
+        let stream: UInt32
+        let endStream: Bool
+        var bytes: ByteBuffer
+        var frames: Int
     }
 
     private let service: ServeService
@@ -73,22 +115,49 @@ final class GRPCConnection: ChannelDuplexHandler, FlushesAnswers {
     /// read are flushed at its end).
     let flusher: AnswerFlusher?
     private let maximumMessage: Int
+    private let initialWindow: Int
+    private let maxHeaderBlockBytes: Int
+    /// The most frames one header block may take (HEADERS and its CONTINUATIONs): full frames, or smaller ones of
+    /// 256 bytes on average, and no more (a flood of empty CONTINUATIONs ends there).
+    private let maxHeaderBlockFrames: Int
     private let requestTimeout: TimeAmount
     private let idleTimeout: TimeAmount
-    private var calls = Calls<Call>()
-    private var highestStream = HTTP2StreamID(0)
-    /// Bytes of finished calls to give back to the connection window.
-    private var credit = 0
-    var unflushed = false
-    var flushQueued = false
-    private var readHeld = false
-    private var quiescing = false
-    private var open = true
-    private var lastActivity = NIODeadline.now()
-    private var tick = TimeAmount.seconds(1)
+    // The connection's state is used on its event loop only, one handler call at a time: its accesses need no
+    // run-time exclusivity check (about 90 instructions each, dozens a call).
+    @exclusivity(unchecked) private var decoder: HPACKDecoder
+    @exclusivity(unchecked) private var calls = Calls<Call>()
+    @exclusivity(unchecked) private var highestStream: UInt32 = 0
+    /// Bytes received and not yet handled: at most one read's, held while the peer does not take its answers.
+    @exclusivity(unchecked) private var inbound: ByteBuffer?
+    @exclusivity(unchecked) private var prefaceRead = false
+    @exclusivity(unchecked) private var settingsRead = false
+    @exclusivity(unchecked) private var partial: PartialBlock?
+    /// Frames written and not yet handed to the channel (see ``writeHeld(context:)``).
+    @exclusivity(unchecked) private var output: ByteBuffer?
+    /// What the peer lets this door send: on the connection, and on a new stream (SETTINGS_INITIAL_WINDOW_SIZE).
+    @exclusivity(unchecked) private var sendWindow = 65_535
+    @exclusivity(unchecked) private var peerInitialWindow = 65_535
+    @exclusivity(unchecked) private var peerMaxFrame = 16_384
+    /// What the peer may still send on the connection, and the bytes of finished calls to give back to it.
+    @exclusivity(unchecked) private var receiveWindow = 65_535
+    @exclusivity(unchecked) private var credit = 0
+    @exclusivity(unchecked) private var resets = 0
+    @exclusivity(unchecked) private var resetsSince = NIODeadline.uptimeNanoseconds(0)
+    @exclusivity(unchecked) var unflushed = false
+    @exclusivity(unchecked) var flushQueued = false
+    @exclusivity(unchecked) private var readHeld = false
+    /// Shutting down, or the peer has sent GOAWAY: no new call is taken, and the connection closes when the last
+    /// one is answered.
+    @exclusivity(unchecked) private var quiescing = false
+    @exclusivity(unchecked) private var open = true
+    @exclusivity(unchecked) private var lastActivity = NIODeadline.now()
+    @exclusivity(unchecked) private var tick = TimeAmount.seconds(1)
 
-    private static let responseHeaders: HPACKHeaders = [":status": "200", "content-type": "application/grpc"]
-    private static let okTrailers: HPACKHeaders = ["grpc-status": "0"]
+    // The answers' header blocks (HPACK, RFC 7541), literal and never indexed into the peer's table: `:status: 200`
+    // (static index 8), `content-type: application/grpc` (its name static index 31), `grpc-status: 0`.
+    private static let responseBlock: [UInt8] = [0x88, 0x0F, 0x10, 16] + Array("application/grpc".utf8)
+    private static let okTrailersBlock: [UInt8] = [0x00, 11] + Array("grpc-status".utf8) + [1, UInt8(ascii: "0")]
+    private static let unsupportedMediaBlock: [UInt8] = [0x08, 3] + Array("415".utf8) + [0x0F, 0x10, 10] + Array("text/plain".utf8)
 
     init(service: ServeService, door: ExternalAuthorization, batcher: SignatureBatcher?, flusher: AnswerFlusher?) {
         self.service = service
@@ -97,8 +166,13 @@ final class GRPCConnection: ChannelDuplexHandler, FlushesAnswers {
         self.flusher = flusher
         let settings = service.settings
         self.maximumMessage = Self.maximumMessage(settings)
+        self.initialWindow = Self.initialWindow(settings)
+        self.maxHeaderBlockBytes = settings.maxHeaderBytes + 1024
+        self.maxHeaderBlockFrames = maxHeaderBlockBytes / 256 + 16
         self.requestTimeout = .seconds(Int64(settings.requestTimeoutSeconds))
         self.idleTimeout = .seconds(Int64(settings.idleTimeoutSeconds))
+        self.decoder = HPACKDecoder(allocator: ByteBufferAllocator(), maxDynamicTableSize: HPACKDecoder.maxDynamicTableSize,
+                                    maxHeaderListSize: max(1, settings.maxHeaderBytes))
     }
 
     // MARK: Lifecycle and limits
@@ -111,24 +185,34 @@ final class GRPCConnection: ChannelDuplexHandler, FlushesAnswers {
     }
 
     func channelActive(context: ChannelHandlerContext) {
-        // NIOHTTP2Handler, in front, has sent the preface and settings on this event.
         opened(context: context)
         context.fireChannelActive()
     }
 
-    private var windowRaised = false
+    @exclusivity(unchecked) private var greeted = false
 
+    /// The server's connection preface: its SETTINGS (100 streams, header lists up to `maxHeaderBytes`, a stream
+    /// window that holds the largest message taken), and the connection window raised to ``connectionWindow``.
     private func opened(context: ChannelHandlerContext) {
-        guard !windowRaised else { return }
-        windowRaised = true
-        context.writeAndFlush(wrapOutboundOut(HTTP2Frame(streamID: .rootStream,
-                                                         payload: .windowUpdate(windowSizeIncrement: Self.connectionWindow - 65_535))),
-                              promise: nil)
+        guard !greeted else { return }
+        greeted = true
+        let settings: [(UInt16, Int)] = [(0x3, Self.maxConcurrentStreams), (0x6, service.settings.maxHeaderBytes), (0x4, initialWindow)]
+        emit(.settings, flags: 0, stream: 0, length: 6 * settings.count, context: context) { out in
+            for (identifier, value) in settings {
+                out.writeInteger(identifier)
+                out.writeInteger(UInt32(value))
+            }
+        }
+        sendWindowUpdate(stream: 0, Self.connectionWindow - 65_535, context: context)
+        receiveWindow = Self.connectionWindow
+        flushIfNeeded(context: context)
     }
 
     func channelInactive(context: ChannelHandlerContext) {
         open = false
         calls.removeAll()
+        inbound = nil
+        output = nil
         context.fireChannelInactive()
     }
 
@@ -150,17 +234,21 @@ final class GRPCConnection: ChannelDuplexHandler, FlushesAnswers {
     private func check(context: ChannelHandlerContext) {
         let now = context.eventLoop.now
         if calls.isEmpty {
-            if now - lastActivity >= idleTimeout { goAwayAndClose(context: context) }
+            if now - lastActivity >= idleTimeout { goAway(.noError, context: context) }
             return
         }
-        var expired: [HTTP2StreamID] = []
+        var expired: [UInt32] = [], stalled: [UInt32] = []
         for (stream, call) in calls.entries where call.phase != .dropping {
-            if let deadline = call.deadline, now >= deadline {
+            if call.phase == .sending {
+                // An answer the peer has not let through its windows within the request time: the stream ends.
+                if now - call.started >= requestTimeout { stalled.append(stream) }
+            } else if let deadline = call.deadline, now >= deadline {
                 expired.append(stream)
             } else if call.phase == .reading && now - call.started >= requestTimeout {
                 expired.append(stream)
             }
         }
+        for stream in stalled { reset(stream, .cancel, context: context) }
         for stream in expired {
             service.metrics.countRequestTimeout()
             fail(stream, .deadlineExceeded, "the call was not answered within its deadline (its grpc-timeout; serve.requestTimeoutSeconds to send its request)",
@@ -170,27 +258,24 @@ final class GRPCConnection: ChannelDuplexHandler, FlushesAnswers {
     }
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
-        // The event's type compared first: a failed `as?` from `Any` costs a runtime cast, and NIOHTTP2Handler sends
-        // several events a call (stream created, window updated, stream closed).
-        let type = ObjectIdentifier(Swift.type(of: event))
-        if type == ObjectIdentifier(StreamClosedEvent.self), let closed = event as? StreamClosedEvent {
-            if let call = calls.removeValue(forKey: closed.streamID) { credit += call.held }
-            giveBackWindow(context: context)
-            closeIfQuiesced(context: context)
-        } else if type == ObjectIdentifier(ChannelShouldQuiesceEvent.self) {
-            quiescing = true
-            context.writeAndFlush(wrapOutboundOut(HTTP2Frame(streamID: .rootStream,
-                                                             payload: .goAway(lastStreamID: highestStream, errorCode: .noError, opaqueData: nil))),
-                                  promise: nil)
-            closeIfQuiesced(context: context)
+        if event is ChannelShouldQuiesceEvent {
+            quiesce(context: context)
             return
         }
         context.fireUserInboundEventTriggered(event)
     }
 
+    /// No new call: a GOAWAY naming the last stream taken, and the connection closes once the calls in flight are
+    /// answered.
+    private func quiesce(context: ChannelHandlerContext) {
+        guard open, !quiescing else { return }
+        quiescing = true
+        goAwayFrame(.noError, context: context)
+        flushIfNeeded(context: context)
+        closeIfQuiesced(context: context)
+    }
+
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
-        // NIOHTTP2Handler has sent its GOAWAY for a connection error; a stream error only resets that stream.
-        if error is NIOHTTP2Errors.StreamClosed || error is NIOHTTP2Errors.NoSuchStream { return }
         open = false
         context.close(promise: nil)
     }
@@ -200,86 +285,53 @@ final class GRPCConnection: ChannelDuplexHandler, FlushesAnswers {
     }
 
     func channelWritabilityChanged(context: ChannelHandlerContext) {
-        if context.channel.isWritable && readHeld {
-            readHeld = false
-            context.read()
+        if context.channel.isWritable {
+            // Frames held back while the peer did not take its answers are handled first, then more are read.
+            handleFrames(context: context)
+            flushIfNeeded(context: context)
+            if readHeld && context.channel.isWritable {
+                readHeld = false
+                context.read()
+            }
         }
         context.fireChannelWritabilityChanged()
     }
 
     private func closeIfQuiesced(context: ChannelHandlerContext) {
         guard quiescing, open, calls.isEmpty else { return }
-        open = false
-        let channel = context.channel
-        // Written after every answer, so its completion means they are all with the kernel.
-        context.writeAndFlush(wrapOutboundOut(HTTP2Frame(streamID: .rootStream,
-                                                         payload: .goAway(lastStreamID: highestStream, errorCode: .noError, opaqueData: nil))))
-            .whenComplete { _ in channel.close(promise: nil) }
+        close(context: context)
     }
 
-    private func goAwayAndClose(context: ChannelHandlerContext) {
+    /// Ends the connection for a connection error: a GOAWAY with `code`, then the close.
+    private func goAway(_ code: ErrorCode, context: ChannelHandlerContext) {
+        guard open else { return }
+        goAwayFrame(code, context: context)
+        close(context: context)
+    }
+
+    /// Closes once what was written is with the kernel.
+    private func close(context: ChannelHandlerContext) {
         guard open else { return }
         open = false
+        inbound = nil
+        writeHeld(context: context)
+        unflushed = false
         let channel = context.channel
-        context.writeAndFlush(wrapOutboundOut(HTTP2Frame(streamID: .rootStream,
-                                                         payload: .goAway(lastStreamID: highestStream, errorCode: .noError, opaqueData: nil))))
+        context.writeAndFlush(wrapOutboundOut(context.channel.allocator.buffer(capacity: 0)))
             .whenComplete { _ in channel.close(promise: nil) }
     }
 
-    // MARK: Calls
+    // MARK: Reading frames
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        let frame = unwrapInboundIn(data)
-        let stream = frame.streamID
-        switch frame.payload {
-        case .headers(let headers):
-            if var call = calls[stream] {
-                // Trailers from the peer end its side.
-                guard headers.endStream, Self.isWellFormed(headers.headers, trailers: true) else {
-                    malformed(stream, context: context)
-                    return
-                }
-                call.peerDone = true
-                calls[stream] = call
-                if call.phase == .reading { complete(stream, context: context) }
-                return
-            }
-            guard open else { return }
-            if stream > highestStream { highestStream = stream }
-            begin(stream, headers: headers.headers, ended: headers.endStream, context: context)
-        case .data(let payload):
-            let length = payload.data.readableBytes + (payload.paddingBytes.map { $0 + 1 } ?? 0)
-            guard var call = calls[stream] else {
-                credit += length
-                giveBackWindow(context: context)
-                return
-            }
-            if payload.endStream { call.peerDone = true }
-            switch call.phase {
-            case .reading:
-                call.held += length
-                guard case .byteBuffer(var bytes) = payload.data,
-                      (call.message?.readableBytes ?? 0) + bytes.readableBytes <= maximumMessage + 5 else {
-                    calls[stream] = call
-                    fail(stream, .resourceExhausted, "the CheckRequest is larger than \(maximumMessage) bytes", context: context)
-                    return
-                }
-                if call.message == nil { call.message = bytes } else { call.message!.writeBuffer(&bytes) }
-                calls[stream] = call
-                if call.peerDone { complete(stream, context: context) }
-            case .answering, .dropping:
-                credit += length
-                calls[stream] = call
-                giveBackWindow(context: context)
-            }
-        case .rstStream:
-            if let call = calls.removeValue(forKey: stream) { credit += call.held }
-            giveBackWindow(context: context)
-            closeIfQuiesced(context: context)
-        default:
-            // Settings, pings, window updates, priorities, GOAWAY: NIOHTTP2Handler's.
-            break
+        guard open else { return }
+        var bytes = unwrapInboundIn(data)
+        if inbound == nil || inbound!.readableBytes == 0 {
+            inbound = bytes
+        } else {
+            inbound!.writeBuffer(&bytes)
         }
+        handleFrames(context: context)
     }
 
     func channelReadComplete(context: ChannelHandlerContext) {
@@ -291,23 +343,282 @@ final class GRPCConnection: ChannelDuplexHandler, FlushesAnswers {
         context.fireChannelReadComplete()
     }
 
-    /// A call's headers: the method, the content type, the deadline, read in the pass that checks the block.
-    private func begin(_ stream: HTTP2StreamID, headers: HPACKHeaders, ended: Bool, context: ChannelHandlerContext) {
-        var head = RequestHead()
-        guard Self.isWellFormed(headers, trailers: false, reading: &head) else {
-            write(HTTP2Frame(streamID: stream, payload: .rstStream(.protocolError)), context: context)
+    /// Handles the whole frames received, while the peer takes what is written.
+    private func handleFrames(context: ChannelHandlerContext) {
+        guard var bytes = inbound else { return }
+        inbound = nil
+        defer { if open, bytes.readableBytes > 0 { inbound = bytes } }
+        if !prefaceRead {
+            guard bytes.readableBytes >= Self.preface.count else {
+                // What has come must be the preface's beginning.
+                if !bytes.readableBytesView.elementsEqual(Self.preface.prefix(bytes.readableBytes)) { close(context: context) }
+                return
+            }
+            guard bytes.readableBytesView.prefix(Self.preface.count).elementsEqual(Self.preface) else {
+                close(context: context)
+                return
+            }
+            bytes.moveReaderIndex(forwardBy: Self.preface.count)
+            prefaceRead = true
+        }
+        while open, context.channel.isWritable, bytes.readableBytes >= 9 {
+            let start = bytes.readerIndex
+            let word = bytes.getInteger(at: start, as: UInt32.self)!
+            let length = Int(word >> 8)
+            let type = UInt8(truncatingIfNeeded: word)
+            guard length <= Self.maxFrameSize else { return goAway(.frameSizeError, context: context) }
+            guard bytes.readableBytes >= 9 + length else { return }
+            let flags = bytes.getInteger(at: start + 4, as: UInt8.self)!
+            let stream = bytes.getInteger(at: start + 5, as: UInt32.self)! & 0x7FFF_FFFF
+            bytes.moveReaderIndex(forwardBy: 9)
+            let payload = bytes.readSlice(length: length)!
+            // The client's preface ends with its SETTINGS; a header block is followed by its CONTINUATIONs only.
+            if !settingsRead {
+                guard type == FrameType.settings.rawValue, flags & Self.ack == 0 else { return goAway(.protocolError, context: context) }
+                settingsRead = true
+            }
+            if let partial, type != FrameType.continuation.rawValue || stream != partial.stream {
+                return goAway(.protocolError, context: context)
+            }
+            frame(type, flags: flags, stream: stream, payload: payload, context: context)
+        }
+    }
+
+    private func frame(_ type: UInt8, flags: UInt8, stream: UInt32, payload: ByteBuffer, context: ChannelHandlerContext) {
+        switch FrameType(rawValue: type) {
+        case .data: data(flags: flags, stream: stream, payload: payload, context: context)
+        case .headers: headers(flags: flags, stream: stream, payload: payload, context: context)
+        case .priority:
+            // Priorities are not used; a malformed one on a call ends the call (a stream error).
+            guard stream != 0 else { return goAway(.protocolError, context: context) }
+            if payload.readableBytes != 5, calls[stream] != nil { reset(stream, .frameSizeError, context: context) }
+        case .rstStream:
+            guard stream != 0, stream <= highestStream else { return goAway(.protocolError, context: context) }
+            guard payload.readableBytes == 4 else { return goAway(.frameSizeError, context: context) }
+            peerReset(stream, context: context)
+        case .settings: settings(flags: flags, stream: stream, payload: payload, context: context)
+        case .pushPromise: goAway(.protocolError, context: context)
+        case .ping:
+            guard stream == 0 else { return goAway(.protocolError, context: context) }
+            guard payload.readableBytes == 8 else { return goAway(.frameSizeError, context: context) }
+            guard flags & Self.ack == 0 else { return }
+            var payload = payload
+            emit(.ping, flags: Self.ack, stream: 0, length: 8, context: context) { $0.writeBuffer(&payload) }
+        case .goAway:
+            guard stream == 0 else { return goAway(.protocolError, context: context) }
+            // The peer takes no new call: those in flight are answered, then the connection closes.
+            quiesce(context: context)
+        case .windowUpdate: windowUpdate(stream: stream, payload: payload, context: context)
+        case .continuation: continuation(flags: flags, stream: stream, payload: payload, context: context)
+        case nil:
+            break  // Frames of unknown types are ignored (RFC 9113 §4.1).
+        }
+    }
+
+    /// A frame's payload without its padding (PADDED: a length byte first, that many bytes last); nil when the padding
+    /// is longer than the payload.
+    private static func unpadded(_ payload: ByteBuffer, flags: UInt8) -> ByteBuffer? {
+        guard flags & padded != 0 else { return payload }
+        var payload = payload
+        guard let padding = payload.readInteger(as: UInt8.self), Int(padding) <= payload.readableBytes else { return nil }
+        return payload.getSlice(at: payload.readerIndex, length: payload.readableBytes - Int(padding))
+    }
+
+    private func data(flags: UInt8, stream: UInt32, payload: ByteBuffer, context: ChannelHandlerContext) {
+        guard stream != 0, stream <= highestStream else { return goAway(.protocolError, context: context) }
+        // The whole payload counts against the windows, padding included.
+        let length = payload.readableBytes
+        guard length <= receiveWindow else { return goAway(.flowControlError, context: context) }
+        receiveWindow -= length
+        guard let bytes = Self.unpadded(payload, flags: flags) else { return goAway(.protocolError, context: context) }
+        guard var call = calls[stream] else {
+            // A stream this door has ended: its bytes go back to the window.
+            credit += length
+            giveBackWindow(context: context)
             return
         }
+        guard !call.peerDone, length <= call.receiveWindow else {
+            // DATA after the peer's END_STREAM, or past the stream's window.
+            credit += length
+            return reset(stream, call.peerDone ? .streamClosed : .flowControlError, context: context)
+        }
+        call.receiveWindow -= length
+        if flags & Self.endStream != 0 { call.peerDone = true }
+        switch call.phase {
+        case .reading:
+            call.held += length
+            var bytes = bytes
+            guard (call.message?.readableBytes ?? 0) + bytes.readableBytes <= maximumMessage + 5 else {
+                calls[stream] = call
+                fail(stream, .resourceExhausted, "the CheckRequest is larger than \(maximumMessage) bytes", context: context)
+                return
+            }
+            if call.message == nil { call.message = bytes } else { call.message!.writeBuffer(&bytes) }
+            calls[stream] = call
+            if call.peerDone { complete(stream, context: context) }
+        case .answering, .sending, .dropping:
+            credit += length
+            calls[stream] = call
+            giveBackWindow(context: context)
+        }
+    }
+
+    private func headers(flags: UInt8, stream: UInt32, payload: ByteBuffer, context: ChannelHandlerContext) {
+        guard stream != 0, stream & 1 == 1 else { return goAway(.protocolError, context: context) }
+        guard var block = Self.unpadded(payload, flags: flags) else { return goAway(.protocolError, context: context) }
+        if flags & Self.priorityFlag != 0 {
+            guard block.readableBytes >= 5 else { return goAway(.frameSizeError, context: context) }
+            block.moveReaderIndex(forwardBy: 5)
+        }
+        let ended = flags & Self.endStream != 0
+        guard flags & Self.endHeaders != 0 else {
+            guard block.readableBytes <= maxHeaderBlockBytes else { return goAway(.enhanceYourCalm, context: context) }
+            var bytes = context.channel.allocator.buffer(capacity: max(1024, block.readableBytes * 2))
+            bytes.writeBuffer(&block)
+            partial = PartialBlock(stream: stream, endStream: ended, bytes: bytes, frames: 1)
+            return
+        }
+        headerBlock(block, stream: stream, ended: ended, context: context)
+    }
+
+    private func continuation(flags: UInt8, stream: UInt32, payload: ByteBuffer, context: ChannelHandlerContext) {
+        guard var block = partial, block.stream == stream else { return goAway(.protocolError, context: context) }
+        var payload = payload
+        block.frames += 1
+        guard block.frames <= maxHeaderBlockFrames, block.bytes.readableBytes + payload.readableBytes <= maxHeaderBlockBytes else {
+            return goAway(.enhanceYourCalm, context: context)
+        }
+        block.bytes.writeBuffer(&payload)
+        guard flags & Self.endHeaders != 0 else {
+            partial = block
+            return
+        }
+        partial = nil
+        headerBlock(block.bytes, stream: stream, ended: block.endStream, context: context)
+    }
+
+    /// A whole header block: decoded (always, to keep HPACK's table as the peer's), then a new call, a call's
+    /// trailers, or nothing for a stream this door has ended.
+    private func headerBlock(_ block: ByteBuffer, stream: UInt32, ended: Bool, context: ChannelHandlerContext) {
+        var block = block
+        let headers: HPACKHeaders
+        do {
+            headers = try decoder.decodeHeaders(from: &block)
+        } catch is NIOHPACKErrors.MaxHeaderListSizeViolation {
+            return goAway(.enhanceYourCalm, context: context)
+        } catch {
+            return goAway(.compressionError, context: context)
+        }
+        if var call = calls[stream] {
+            // Trailers from the peer end its side.
+            guard ended, !call.peerDone, Self.isWellFormed(headers, trailers: true) else {
+                return malformed(stream, context: context)
+            }
+            call.peerDone = true
+            calls[stream] = call
+            if call.phase == .reading { complete(stream, context: context) }
+            return
+        }
+        // A stream this door has ended (or refused): nothing more to do.
+        guard stream > highestStream else { return }
+        highestStream = stream
+        guard !quiescing else { return reset(stream, .refusedStream, context: context) }
+        guard calls.count < Self.maxConcurrentStreams else { return reset(stream, .refusedStream, context: context) }
+        begin(stream, headers: headers, ended: ended, context: context)
+    }
+
+    private func settings(flags: UInt8, stream: UInt32, payload: ByteBuffer, context: ChannelHandlerContext) {
+        guard stream == 0 else { return goAway(.protocolError, context: context) }
+        if flags & Self.ack != 0 {
+            if payload.readableBytes != 0 { goAway(.frameSizeError, context: context) }
+            return
+        }
+        guard payload.readableBytes % 6 == 0 else { return goAway(.frameSizeError, context: context) }
+        var payload = payload
+        while let identifier = payload.readInteger(as: UInt16.self), let value = payload.readInteger(as: UInt32.self) {
+            switch identifier {
+            case 0x2:  // ENABLE_PUSH
+                guard value <= 1 else { return goAway(.protocolError, context: context) }
+            case 0x4:  // INITIAL_WINDOW_SIZE: every stream's window moves by the difference
+                guard value <= 0x7FFF_FFFF else { return goAway(.flowControlError, context: context) }
+                let delta = Int(value) - peerInitialWindow
+                peerInitialWindow = Int(value)
+                for (stream, var call) in calls.entries {
+                    call.sendWindow += delta
+                    guard call.sendWindow <= 0x7FFF_FFFF else { return goAway(.flowControlError, context: context) }
+                    calls[stream] = call
+                }
+            case 0x5:  // MAX_FRAME_SIZE
+                guard value >= 16_384, value <= 16_777_215 else { return goAway(.protocolError, context: context) }
+                peerMaxFrame = Int(value)
+            default:
+                break  // HEADER_TABLE_SIZE (this door's answers never use the peer's table), the rest advisory
+            }
+        }
+        emit(.settings, flags: Self.ack, stream: 0, length: 0, context: context) { _ in }
+        sendWaiting(context: context)
+    }
+
+    private func windowUpdate(stream: UInt32, payload: ByteBuffer, context: ChannelHandlerContext) {
+        guard payload.readableBytes == 4 else { return goAway(.frameSizeError, context: context) }
+        let increment = Int(payload.getInteger(at: payload.readerIndex, as: UInt32.self)! & 0x7FFF_FFFF)
+        if stream == 0 {
+            guard increment > 0 else { return goAway(.protocolError, context: context) }
+            sendWindow += increment
+            guard sendWindow <= 0x7FFF_FFFF else { return goAway(.flowControlError, context: context) }
+        } else {
+            guard stream <= highestStream else { return goAway(.protocolError, context: context) }
+            guard var call = calls[stream] else { return }
+            guard increment > 0 else { return reset(stream, .protocolError, context: context) }
+            call.sendWindow += increment
+            calls[stream] = call
+            guard call.sendWindow <= 0x7FFF_FFFF else { return reset(stream, .flowControlError, context: context) }
+        }
+        sendWaiting(context: context)
+    }
+
+    /// The peer has reset a call: dropped, its bytes given back. Past ``maxResets`` calls in ``resetWindow``, the
+    /// connection ends (rapid reset).
+    private func peerReset(_ stream: UInt32, context: ChannelHandlerContext) {
+        guard let call = calls.removeValue(forKey: stream) else { return }
+        credit += call.held
+        let now = NIODeadline.now()
+        if now - resetsSince > Self.resetWindow {
+            resetsSince = now
+            resets = 0
+        }
+        resets += 1
+        guard resets <= Self.maxResets else { return goAway(.enhanceYourCalm, context: context) }
+        giveBackWindow(context: context)
+        closeIfQuiesced(context: context)
+    }
+
+    /// Ends one stream for a stream error: RST_STREAM with `code`, the call (if any) dropped.
+    private func reset(_ stream: UInt32, _ code: ErrorCode, context: ChannelHandlerContext) {
+        if let call = calls.removeValue(forKey: stream) { credit += call.held }
+        rstStream(stream, code, context: context)
+        giveBackWindow(context: context)
+        closeIfQuiesced(context: context)
+    }
+
+    // MARK: Calls
+
+    /// A call's headers: the method, the content type, the deadline, read in the pass that checks the block.
+    private func begin(_ stream: UInt32, headers: HPACKHeaders, ended: Bool, context: ChannelHandlerContext) {
+        var head = RequestHead()
+        guard Self.isWellFormed(headers, trailers: false, reading: &head) else {
+            return rstStream(stream, .protocolError, context: context)
+        }
         let now = context.eventLoop.now
-        calls[stream] = Call(started: now, deadline: head.timeout.map { now + $0 }, peerDone: ended)
+        calls[stream] = Call(receiveWindow: initialWindow, sendWindow: peerInitialWindow, started: now,
+                             deadline: head.timeout.map { now + $0 }, peerDone: ended)
         guard head.isPOST, head.isCheck else {
             fail(stream, .unimplemented, "this service answers \(ExternalAuthorization.checkMethod) only", context: context)
             return
         }
         guard head.isGRPC else {
             calls[stream]!.phase = .dropping
-            let answer: HPACKHeaders = [":status": "415", "content-type": "text/plain"]
-            write(HTTP2Frame(streamID: stream, payload: .headers(.init(headers: answer, endStream: true))), context: context)
+            headersFrame(stream, Self.unsupportedMediaBlock, endStream: true, context: context)
             finished(stream, context: context)
             return
         }
@@ -315,10 +626,8 @@ final class GRPCConnection: ChannelDuplexHandler, FlushesAnswers {
     }
 
     /// A malformed header block on a call's stream: the stream is reset (PROTOCOL_ERROR), the call dropped.
-    private func malformed(_ stream: HTTP2StreamID, context: ChannelHandlerContext) {
-        if let call = calls.removeValue(forKey: stream) { credit += call.held }
-        write(HTTP2Frame(streamID: stream, payload: .rstStream(.protocolError)), context: context)
-        giveBackWindow(context: context)
+    private func malformed(_ stream: UInt32, context: ChannelHandlerContext) {
+        reset(stream, .protocolError, context: context)
     }
 
     /// What a call's handling reads of its request headers.
@@ -423,7 +732,7 @@ final class GRPCConnection: ChannelDuplexHandler, FlushesAnswers {
     }
 
     /// The call's message is whole: decide it.
-    private func complete(_ stream: HTTP2StreamID, context: ChannelHandlerContext) {
+    private func complete(_ stream: UInt32, context: ChannelHandlerContext) {
         guard var call = calls[stream] else { return }
         call.phase = .answering
         credit += call.held
@@ -463,7 +772,7 @@ final class GRPCConnection: ChannelDuplexHandler, FlushesAnswers {
 
     /// Writes the answer now, or once it is ready: after an asynchronous wait, or once the token's signature has been
     /// verified with the others of this event-loop cycle.
-    private func decided(_ decision: ServeDecision, stream: HTTP2StreamID, started: NIODeadline, context: ChannelHandlerContext) {
+    private func decided(_ decision: ServeDecision, stream: UInt32, started: NIODeadline, context: ChannelHandlerContext) {
         switch decision {
         case .now(let response):
             answer(response, stream: stream, started: started, context: context)
@@ -487,59 +796,145 @@ final class GRPCConnection: ChannelDuplexHandler, FlushesAnswers {
         }
     }
 
-    /// The call's answer: response headers, the `CheckResponse`, trailers with `grpc-status: 0`.
-    private func answer(_ response: ServeResponse, stream: HTTP2StreamID, started: NIODeadline, context: ChannelHandlerContext) {
-        guard open, calls[stream]?.phase == .answering else { return }
+    /// The call's answer: response headers, the `CheckResponse` (as the peer's windows allow), trailers with
+    /// `grpc-status: 0`.
+    private func answer(_ response: ServeResponse, stream: UInt32, started: NIODeadline, context: ChannelHandlerContext) {
+        guard open, var call = calls[stream], call.phase == .answering else { return }
         if let slot = response.slot {
             service.metrics.record(slot: slot, nanoseconds: NIODeadline.now().uptimeNanoseconds &- started.uptimeNanoseconds)
         }
         var message = context.channel.allocator.buffer(capacity: 256 + response.body.utf8.count)
         door.writeCheckResponse(response, to: &message)
-        write(HTTP2Frame(streamID: stream, payload: .headers(.init(headers: Self.responseHeaders))), context: context)
-        write(HTTP2Frame(streamID: stream, payload: .data(.init(data: .byteBuffer(message)))), context: context)
-        write(HTTP2Frame(streamID: stream, payload: .headers(.init(headers: Self.okTrailers, endStream: true))), context: context)
+        headersFrame(stream, Self.responseBlock, endStream: false, context: context)
+        call.phase = .sending
+        call.waiting = message
+        calls[stream] = call
+        send(stream, context: context)
+    }
+
+    /// Sends what the windows allow of a call's waiting message, then, once it is all sent, the trailers.
+    private func send(_ stream: UInt32, context: ChannelHandlerContext) {
+        guard var call = calls[stream], call.phase == .sending, var message = call.waiting else { return }
+        while message.readableBytes > 0 {
+            let size = min(message.readableBytes, sendWindow, call.sendWindow, peerMaxFrame)
+            guard size > 0 else { break }
+            var chunk = message.readSlice(length: size)!
+            emit(.data, flags: 0, stream: stream, length: size, context: context) { $0.writeBuffer(&chunk) }
+            sendWindow -= size
+            call.sendWindow -= size
+        }
+        guard message.readableBytes == 0 else {
+            call.waiting = message
+            calls[stream] = call
+            return
+        }
+        call.waiting = nil
+        calls[stream] = call
+        headersFrame(stream, Self.okTrailersBlock, endStream: true, context: context)
         finished(stream, context: context)
     }
 
+    /// The calls whose answers wait for the peer's windows, after a window grew.
+    private func sendWaiting(context: ChannelHandlerContext) {
+        guard sendWindow > 0 else { return }
+        var waiting: [UInt32] = []
+        for (stream, call) in calls.entries where call.phase == .sending { waiting.append(stream) }
+        for stream in waiting { send(stream, context: context) }
+    }
+
     /// Ends a call with a gRPC error status (a trailers-only response).
-    private func fail(_ stream: HTTP2StreamID, _ status: ExternalAuthorization.GRPCStatus, _ message: String,
+    private func fail(_ stream: UInt32, _ status: ExternalAuthorization.GRPCStatus, _ message: String,
                       context: ChannelHandlerContext) {
-        guard var call = calls[stream], call.phase != .dropping else { return }
+        guard var call = calls[stream], call.phase != .dropping, call.phase != .sending else { return }
         credit += call.held
         call.held = 0
         call.message = nil
         call.phase = .dropping
         calls[stream] = call
         giveBackWindow(context: context)
-        let trailers: HPACKHeaders = [":status": "200", "content-type": "application/grpc",
-                                      "grpc-status": String(status.rawValue),
-                                      // grpc-message is percent-encoded: IdentityHeaders.encode writes `%XX` for `%`, `,` and every byte outside printable ASCII.
-                                      "grpc-message": IdentityHeaders.encode(message)]
-        write(HTTP2Frame(streamID: stream, payload: .headers(.init(headers: trailers, endStream: true))), context: context)
+        // grpc-message is percent-encoded: IdentityHeaders.encode writes `%XX` for `%`, `,` and every byte outside
+        // printable ASCII.
+        let text = Array(IdentityHeaders.encode(message).utf8)
+        var block = Self.responseBlock + [0x00, 11] + Array("grpc-status".utf8)
+        let code = Array(String(status.rawValue).utf8)
+        block += [UInt8(code.count)] + code
+        block += [0x00, 12] + Array("grpc-message".utf8)
+        Self.writeLength(text.count, into: &block)
+        block += text
+        headersFrame(stream, block, endStream: true, context: context)
         finished(stream, context: context)
+    }
+
+    /// An HPACK string length (RFC 7541 §5.1, a 7-bit prefix, no Huffman coding).
+    private static func writeLength(_ length: Int, into block: inout [UInt8]) {
+        guard length >= 127 else { return block.append(UInt8(length)) }
+        block.append(127)
+        var rest = length - 127
+        while rest >= 128 {
+            block.append(UInt8(rest & 0x7F) | 0x80)
+            rest >>= 7
+        }
+        block.append(UInt8(rest))
     }
 
     /// After the last frame of an answer: a peer that has not ended its side is told to stop (RST_STREAM NO_ERROR,
     /// as gRPC servers do), so that the stream does not hold one of the connection's 100.
-    private func finished(_ stream: HTTP2StreamID, context: ChannelHandlerContext) {
+    private func finished(_ stream: UInt32, context: ChannelHandlerContext) {
         guard let call = calls.removeValue(forKey: stream) else { return }
         credit += call.held
-        if !call.peerDone {
-            write(HTTP2Frame(streamID: stream, payload: .rstStream(.noError)), context: context)
-        }
+        if !call.peerDone { rstStream(stream, .noError, context: context) }
         giveBackWindow(context: context)
         closeIfQuiesced(context: context)
     }
 
-    private func write(_ frame: HTTP2Frame, context: ChannelHandlerContext) {
-        context.write(wrapOutboundOut(frame), promise: nil)
+    // MARK: Writing frames
+
+    /// Writes a frame (its 9-byte header, then `payload` writes its `length` bytes) after the others not yet handed
+    /// to the channel; hands them over past ``outputChunk`` bytes, so that the channel's writability counts them.
+    private func emit(_ type: FrameType, flags: UInt8, stream: UInt32, length: Int, context: ChannelHandlerContext,
+                      _ payload: (inout ByteBuffer) -> Void) {
+        if output == nil { output = context.channel.allocator.buffer(capacity: max(1024, 9 + length)) }
+        output!.writeInteger(UInt32(length) << 8 | UInt32(type.rawValue))
+        output!.writeInteger(flags)
+        output!.writeInteger(stream)
+        payload(&output!)
         unflushed = true
+        if output!.readableBytes >= Self.outputChunk { writeHeld(context: context) }
+    }
+
+    /// Hands the frames written so far to the channel (before each flush; see ``FlushesAnswers``).
+    func writeHeld(context: ChannelHandlerContext) {
+        guard let bytes = output else { return }
+        output = nil
+        context.write(wrapOutboundOut(bytes), promise: nil)
+    }
+
+    /// A whole header block in one HEADERS frame (this door's blocks are far below the 16 KiB every peer takes).
+    private func headersFrame(_ stream: UInt32, _ block: [UInt8], endStream: Bool, context: ChannelHandlerContext) {
+        emit(.headers, flags: Self.endHeaders | (endStream ? Self.endStream : 0), stream: stream, length: block.count,
+             context: context) { $0.writeBytes(block) }
+    }
+
+    private func rstStream(_ stream: UInt32, _ code: ErrorCode, context: ChannelHandlerContext) {
+        emit(.rstStream, flags: 0, stream: stream, length: 4, context: context) { $0.writeInteger(code.rawValue) }
+    }
+
+    private func goAwayFrame(_ code: ErrorCode, context: ChannelHandlerContext) {
+        emit(.goAway, flags: 0, stream: 0, length: 8, context: context) { [highestStream] out in
+            out.writeInteger(highestStream)
+            out.writeInteger(code.rawValue)
+        }
+    }
+
+    private func sendWindowUpdate(stream: UInt32, _ increment: Int, context: ChannelHandlerContext) {
+        emit(.windowUpdate, flags: 0, stream: stream, length: 4, context: context) { $0.writeInteger(UInt32(increment)) }
     }
 
     /// Gives the bytes of finished calls back to the connection window, a quarter of it at a time.
     private func giveBackWindow(context: ChannelHandlerContext) {
         guard open, credit >= Self.connectionWindow / 4 else { return }
-        write(HTTP2Frame(streamID: .rootStream, payload: .windowUpdate(windowSizeIncrement: credit)), context: context)
+        sendWindowUpdate(stream: 0, credit, context: context)
+        receiveWindow += credit
         credit = 0
     }
 
@@ -560,19 +955,10 @@ final class GRPCConnection: ChannelDuplexHandler, FlushesAnswers {
 }
 
 extension ServeService {
-    /// The handlers of one connection of the gRPC door, in pipeline order: swift-nio-http2's frame handler, configured
-    /// for this door, then ``GRPCConnection``. `batcher` and `flusher` are the connection's event loop's (see
-    /// `ServeServer`).
+    /// The handler of one connection of the gRPC door (``GRPCConnection``). `batcher` and `flusher` are the connection's
+    /// event loop's (see `ServeServer`).
     func grpcConnectionHandlers(batcher: SignatureBatcher?, flusher: AnswerFlusher?) -> [any ChannelHandler] {
-        var connection = NIOHTTP2Handler.ConnectionConfiguration()
-        connection.initialSettings = GRPCConnection.initialSettings(settings)
-        // The request's header block is checked by GRPCConnection itself (RFC 9113 §8.2, §8.3), in the pass that reads
-        // it; its own answers are constant header blocks. Content-Length is not used by gRPC: the message's own length
-        // prefix is checked against what arrived.
-        connection.headerBlockValidation = .disabled
-        connection.contentLengthValidation = .disabled
-        return [NIOHTTP2Handler(mode: .server, connectionConfiguration: connection),
-                GRPCConnection(service: self, door: ExternalAuthorization(settings: settings), batcher: batcher, flusher: flusher)]
+        [GRPCConnection(service: self, door: ExternalAuthorization(settings: settings), batcher: batcher, flusher: flusher)]
     }
 
     /// A connection of the gRPC door for this service, unbatched, outside a server: the benchmark harness drives it in
@@ -584,11 +970,12 @@ extension ServeService {
 /// client keeps in flight, so a list searched from the end (the newest streams are the busiest) costs less than
 /// hashing stream IDs several times a call.
 private struct Calls<Call> {
-    private(set) var entries: [(HTTP2StreamID, Call)] = []
+    private(set) var entries: [(UInt32, Call)] = []
 
     var isEmpty: Bool { entries.isEmpty }
+    var count: Int { entries.count }
 
-    private func index(of stream: HTTP2StreamID) -> Int? {
+    private func index(of stream: UInt32) -> Int? {
         var index = entries.count - 1
         while index >= 0 {
             if entries[index].0 == stream { return index }
@@ -597,7 +984,7 @@ private struct Calls<Call> {
         return nil
     }
 
-    subscript(stream: HTTP2StreamID) -> Call? {
+    subscript(stream: UInt32) -> Call? {
         get { index(of: stream).map { entries[$0].1 } }
         set {
             if let index = index(of: stream) {
@@ -609,7 +996,7 @@ private struct Calls<Call> {
     }
 
     @discardableResult
-    mutating func removeValue(forKey stream: HTTP2StreamID) -> Call? {
+    mutating func removeValue(forKey stream: UInt32) -> Call? {
         guard let index = index(of: stream) else { return nil }
         return entries.remove(at: index).1
     }

@@ -2,9 +2,6 @@ import Logging
 import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
-#if GRPC
-import NIOHTTP2
-#endif
 import Synchronization
 
 /// The listeners of `idtoken serve` on SwiftNIO, the HTTP/1.1 door and (the GRPC trait) the gRPC door: keep-alive, bounded request size, connection count, idle and

@@ -24,8 +24,10 @@ let package = Package(
     name: "idtokenkit-fuzz",
     platforms: [.macOS(.v14)],
     dependencies: [
-        .package(name: "IDTokenKit", path: "../.."),
+        // The GRPC trait: FuzzGRPCConnection fuzzes the gRPC door's connection, which only that trait compiles.
+        .package(name: "IDTokenKit", path: "../..", traits: ["GRPC"]),
         .package(url: "https://github.com/apple/swift-nio", from: "2.80.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
     ],
     targets: [
         .target(name: "CFuzzDriver"),
@@ -34,6 +36,11 @@ let package = Package(
         fuzzTarget("FuzzAuditLine", [.product(name: "IDTokenAudit", package: "IDTokenKit"),
                                      .product(name: "IDTokenConfiguration", package: "IDTokenKit")]),
         fuzzTarget("FuzzHTTPHead", [.product(name: "IDTokenServe", package: "IDTokenKit"), .product(name: "IDTokenKit", package: "IDTokenKit")]),
+        fuzzTarget("FuzzGRPCConnection", [.product(name: "IDTokenServe", package: "IDTokenKit"),
+                                          .product(name: "IDTokenConfiguration", package: "IDTokenKit"),
+                                          .product(name: "NIOCore", package: "swift-nio"),
+                                          .product(name: "NIOEmbedded", package: "swift-nio"),
+                                          .product(name: "Logging", package: "swift-log")]),
         fuzzTarget("FuzzCheckRequest", [.product(name: "IDTokenServe", package: "IDTokenKit"), .product(name: "NIOCore", package: "swift-nio")]),
         fuzzTarget("FuzzJSON", [.product(name: "JOSE", package: "IDTokenKit")]),
         fuzzTarget("FuzzJWKS", [.product(name: "IDTokenKit", package: "IDTokenKit")]),

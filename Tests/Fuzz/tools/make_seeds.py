@@ -15,6 +15,8 @@ Deterministic: the same Vectors/ give the same files, named by the SHA-1 of thei
 - CheckRequest: Envoy `ext_authz` CheckRequests in the protobuf wire format, as Envoy builds them for requests with
   a real token (the headers map with pseudo-headers, `header_map` with raw values, a context extension, unknown
   fields of every wire type around the ones the gRPC door reads).
+- GRPCConnection: HTTP/2 connections to the gRPC door carrying those CheckRequests, and its control frames, written
+  frame by frame (see grpc_connection_seeds).
 - HTTPHead: request heads as nginx (auth_request), Envoy (ext_authz) and Traefik (forwardAuth) send them to
   `idtoken serve`, pipelined pairs, and the framings it refuses, each with a real token (first byte: the limit).
 """
@@ -97,7 +99,7 @@ def http_seeds(add):
 
 
 def check_request_seeds(add):
-    """CheckRequests written field by field (the field numbers of Protos/), no protobuf library needed."""
+    """CheckRequests written field by field (the field numbers of Protos/), no protobuf library needed. Returns them."""
     lines = open(os.path.join(ROOT, "Vectors", "samples", "sample.log"), "rb").read().split(b"\n")
     token = next(l for l in lines if b"eyJ" in l)
     token = token[token.index(b"eyJ"):].split(b"&")[0].split(b'"')[0].split(b" ")[0]
@@ -118,6 +120,13 @@ def check_request_seeds(add):
     def check(http, extensions=b"", around=b""):
         return field(1, around + field(4, field(1, b"\x08\x01") + field(2, http)) + extensions)
 
+    messages = []
+    add_message = add
+
+    def add(message):
+        messages.append(message)
+        add_message(message)
+
     bearer = b"Bearer " + token
     headers = b"".join(field(3, entry(k, v)) for k, v in [(b":authority", b"api.example.com"), (b":method", b"GET"),
                                                          (b":path", b"/orders/7"), (b"authorization", bearer),
@@ -132,13 +141,66 @@ def check_request_seeds(add):
     add(check(field(13, raw) + field(4, b"/")))
     add(check(field(3, entry(b"authorization", b"Bearer a")) + field(3, entry(b"authorization", bearer))))
     add(b"")
+    return messages
+
+
+def grpc_connection_seeds(add, messages):
+    """HTTP/2 connections to the gRPC door, frames written by hand (HPACK literals without Huffman coding): calls carrying
+    the CheckRequests above as grpcio and Envoy open them, a second call naming its fields from HPACK's dynamic table,
+    a header block split into CONTINUATIONs, a message in several DATA frames (one padded), trailers from the client,
+    and the control frames (SETTINGS, PING, WINDOW_UPDATE, PRIORITY, RST_STREAM, GOAWAY). The first byte is the
+    target's mode: even, the target writes the preface and an empty SETTINGS first; the rest arrives in one read or
+    in reads of 1 + (mode >> 2) bytes."""
+    def frame(type_, flags, stream, payload):
+        return len(payload).to_bytes(3, "big") + bytes([type_, flags]) + stream.to_bytes(4, "big") + payload
+
+    def integer(value, prefix_bits, first=0):
+        limit = (1 << prefix_bits) - 1
+        if value < limit:
+            return bytes([first | value])
+        out, value = bytes([first | limit]), value - limit
+        while value >= 0x80:
+            out += bytes([value & 0x7F | 0x80])
+            value >>= 7
+        return out + bytes([value])
+
+    def literal(name, value, indexing=False):
+        return (b"\x40" if indexing else b"\x00") + integer(len(name), 7) + name + integer(len(value), 7) + value
+
+    fields = [(b":method", b"POST"), (b":scheme", b"http"), (b":path", b"/envoy.service.auth.v3.Authorization/Check"),
+              (b":authority", b"ext-authz"), (b"content-type", b"application/grpc"), (b"te", b"trailers"),
+              (b"grpc-timeout", b"200m"), (b"user-agent", b"grpc-python/1.68")]
+    block = b"".join(literal(n, v) for n, v in fields)
+    indexing = b"".join(literal(n, v, indexing=True) for n, v in fields)
+    # The eight entries just added, newest first at index 62: each call after the first names them by index.
+    by_index = bytes(0x80 | (62 + k) for k in reversed(range(len(fields))))
+    settings = frame(4, 0, 0, (3).to_bytes(2, "big") + (100).to_bytes(4, "big") + (4).to_bytes(2, "big") + (1 << 22).to_bytes(4, "big"))
+    window = frame(8, 0, 0, (1 << 24).to_bytes(4, "big"))
+    for message in messages[:4]:
+        framed = b"\x00" + len(message).to_bytes(4, "big") + message
+        call = frame(1, 4, 1, block) + frame(0, 1, 1, framed)
+        connections = [
+            settings + window + call,
+            frame(1, 4, 1, indexing) + frame(0, 1, 1, framed) + frame(1, 4, 3, by_index) + frame(0, 1, 3, framed),
+            frame(1, 0, 1, block[:20]) + frame(9, 0, 1, block[20:40]) + frame(9, 4, 1, block[40:]) + frame(0, 1, 1, framed),
+            frame(1, 4 | 8 | 0x20, 1, bytes([3]) + b"\x00\x00\x00\x00\x10" + block + b"\x00\x00\x00")
+            + frame(0, 0, 1, framed[:7]) + frame(0, 8, 1, bytes([2]) + framed[7:20] + b"\x00\x00") + frame(0, 1, 1, framed[20:]),
+            frame(1, 4, 1, block) + frame(0, 0, 1, framed) + frame(1, 5, 1, literal(b"x-trailer", b"1")),
+            frame(6, 0, 0, b"12345678") + frame(2, 0, 3, b"\x00\x00\x00\x01\x10") + frame(8, 0, 1, (1000).to_bytes(4, "big"))
+            + call + frame(1, 4, 3, block) + frame(3, 0, 3, (8).to_bytes(4, "big")) + frame(7, 0, 0, bytes(8)),
+        ]
+        for connection in connections:
+            add(b"\x00" + connection)
+            add(b"\x10" + connection)
+        add(b"\x41" + b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + settings + call)
 
 
 def main():
     if len(sys.argv) != 2:
         sys.exit("usage: make_seeds.py OUT")
     destination = sys.argv[1]
-    corpora = {"CompactJWS": {}, "JSON": {}, "JWKS": {}, "AuditLine": {}, "HTTPHead": {}, "CheckRequest": {}}
+    corpora = {"CompactJWS": {}, "JSON": {}, "JWKS": {}, "AuditLine": {}, "HTTPHead": {}, "CheckRequest": {},
+               "GRPCConnection": {}}
 
     def add(target, data):
         corpora[target][hashlib.sha1(data).hexdigest()] = data
@@ -197,7 +259,8 @@ def main():
 
     audit_seeds(lambda data: add("AuditLine", data))
     http_seeds(lambda data: add("HTTPHead", data))
-    check_request_seeds(lambda data: add("CheckRequest", data))
+    messages = check_request_seeds(lambda data: add("CheckRequest", data))
+    grpc_connection_seeds(lambda data: add("GRPCConnection", data), messages)
 
     for target, files in corpora.items():
         directory = os.path.join(destination, target)
