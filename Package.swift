@@ -18,9 +18,9 @@ let package = Package(
         .executable(name: "idtoken", targets: ["idtoken"]),
         .executable(name: "idtoken-bench", targets: ["idtoken-bench"]),
     ],
-    // GRPC: `idtoken serve --grpc-listen`, Envoy's ext_authz over gRPC (HPACK by swift-nio-http2). Off by default:
-    // its package adds to a cold build that users of the other doors need not pay (`swift build --traits GRPC`;
-    // scripts/package builds the released binary with it).
+    // GRPC: `idtoken serve --grpc-listen`, Envoy's ext_authz over gRPC (HPACK by swift-nio-http2, which
+    // AsyncHTTPClient brings into every build anyway). Off by default (`swift build --traits GRPC`; scripts/package
+    // builds the released binary with it, and the fuzz package its targets).
     traits: [
         .trait(name: "GRPC", description: "idtoken serve --grpc-listen: Envoy's ext_authz over gRPC"),
     ],

@@ -803,13 +803,34 @@ final class GRPCConnection: ChannelDuplexHandler, FlushesAnswers {
         if let slot = response.slot {
             service.metrics.record(slot: slot, nanoseconds: NIODeadline.now().uptimeNanoseconds &- started.uptimeNanoseconds)
         }
-        var message = context.channel.allocator.buffer(capacity: 256 + response.body.utf8.count)
-        door.writeCheckResponse(response, to: &message)
         headersFrame(stream, Self.responseBlock, endStream: false, context: context)
-        call.phase = .sending
-        call.waiting = message
-        calls[stream] = call
-        send(stream, context: context)
+        // The message is written in place, after a DATA frame header whose length is set once it is known; when the
+        // peer's windows do not take it whole, it moves out of the frames to wait for them.
+        frameHeader(.data, flags: 0, stream: stream, length: 0, context: context)
+        let headerAt = output!.writerIndex - 9
+        door.writeCheckResponse(response, to: &output!)
+        let size = output!.writerIndex - headerAt - 9
+        if size <= min(sendWindow, call.sendWindow, peerMaxFrame) {
+            let at = headerAt - output!.readerIndex
+            output!.withUnsafeMutableReadableBytes { bytes in
+                Self.setFrameHeader(UnsafeMutableRawBufferPointer(rebasing: bytes[at..<at + 9]), .data, flags: 0, stream: stream,
+                                    length: size)
+            }
+            sendWindow -= size
+            call.sendWindow -= size
+            call.phase = .sending
+            calls[stream] = call
+            headersFrame(stream, Self.okTrailersBlock, endStream: true, context: context)
+            finished(stream, context: context)
+        } else {
+            let message = output!.getSlice(at: headerAt + 9, length: size)
+            output!.moveWriterIndex(to: headerAt)
+            call.phase = .sending
+            call.waiting = message
+            calls[stream] = call
+            send(stream, context: context)
+        }
+        if output.map({ $0.readableBytes >= Self.outputChunk }) == true { writeHeld(context: context) }
     }
 
     /// Sends what the windows allow of a call's waiting message, then, once it is all sent, the trailers.
@@ -893,13 +914,29 @@ final class GRPCConnection: ChannelDuplexHandler, FlushesAnswers {
     /// to the channel; hands them over past ``outputChunk`` bytes, so that the channel's writability counts them.
     private func emit(_ type: FrameType, flags: UInt8, stream: UInt32, length: Int, context: ChannelHandlerContext,
                       _ payload: (inout ByteBuffer) -> Void) {
-        if output == nil { output = context.channel.allocator.buffer(capacity: max(1024, 9 + length)) }
-        output!.writeInteger(UInt32(length) << 8 | UInt32(type.rawValue))
-        output!.writeInteger(flags)
-        output!.writeInteger(stream)
+        frameHeader(type, flags: flags, stream: stream, length: length, context: context)
         payload(&output!)
-        unflushed = true
         if output!.readableBytes >= Self.outputChunk { writeHeld(context: context) }
+    }
+
+    /// A frame's 9-byte header, after the frames not yet handed to the channel.
+    private func frameHeader(_ type: FrameType, flags: UInt8, stream: UInt32, length: Int, context: ChannelHandlerContext) {
+        if output == nil { output = context.channel.allocator.buffer(capacity: max(1024, 9 + length)) }
+        output!.writeWithUnsafeMutableBytes(minimumWritableBytes: 9) { header in
+            Self.setFrameHeader(header, type, flags: flags, stream: stream, length: length)
+            return 9
+        }
+        unflushed = true
+    }
+
+    private static func setFrameHeader(_ header: UnsafeMutableRawBufferPointer, _ type: FrameType, flags: UInt8, stream: UInt32,
+                                       length: Int) {
+        header[0] = UInt8(truncatingIfNeeded: length >> 16)
+        header[1] = UInt8(truncatingIfNeeded: length >> 8)
+        header[2] = UInt8(truncatingIfNeeded: length)
+        header[3] = type.rawValue
+        header[4] = flags
+        header.storeBytes(of: stream.bigEndian, toByteOffset: 5, as: UInt32.self)
     }
 
     /// Hands the frames written so far to the channel (before each flush; see ``FlushesAnswers``).
