@@ -18,15 +18,14 @@ let package = Package(
         .executable(name: "idtoken", targets: ["idtoken"]),
         .executable(name: "idtoken-bench", targets: ["idtoken-bench"]),
     ],
-    // GRPC: `idtoken serve --grpc-listen`, Envoy's ext_authz over gRPC (HPACK by swift-nio-http2, which
-    // AsyncHTTPClient brings into every build anyway). Off by default (`swift build --traits GRPC`; scripts/package
-    // builds the released binary with it, and the fuzz package its targets).
+    // GRPC: `idtoken serve --grpc-listen`, Envoy's ext_authz over gRPC (HTTP/2, HPACK and gRPC's framing written in
+    // IDTokenServe; no dependency of its own). Off by default (`swift build --traits GRPC`; scripts/package builds the
+    // released binary with it, and the fuzz package its targets).
     traits: [
         .trait(name: "GRPC", description: "idtoken serve --grpc-listen: Envoy's ext_authz over gRPC"),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
-        .package(url: "https://github.com/apple/swift-nio-http2", from: "1.46.0"),
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.80.0"),
@@ -103,8 +102,6 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
-                // The gRPC door (GRPCConnection): HTTP/2's frames and gRPC written by hand, header blocks decoded by HPACK.
-                .product(name: "NIOHPACK", package: "swift-nio-http2", condition: .when(traits: ["GRPC"])),
             ],
             swiftSettings: fuzzSettings
         ),

@@ -2,14 +2,13 @@
 import IDTokenKit
 import JOSE
 import NIOCore
-import NIOHPACK
 
 /// One connection of `idtoken serve`'s gRPC door (`--grpc-listen`, Envoy's `ext_authz`): `Authorization/Check`, the
 /// one unary method, over an HTTP/2 connection this handler reads and writes itself, frame by frame, from the
 /// connection's bytes. Like Envoy's own `ext_authz` client, it is a minimal gRPC: no stream channels, no generic RPC
 /// machinery, and of HTTP/2 (RFC 9113) only what a server of one unary method needs. Header blocks are decoded by
-/// swift-nio-http2's HPACK decoder (``HPACKDecoder``, which keeps the dynamic table); the answers' header blocks are
-/// constant bytes that never touch the peer's table. A call's frames are gathered by stream ID; its `CheckRequest`
+/// ``HeaderBlockDecoder`` (HPACK, fields lent as bytes) and checked field by field as they are; the answers' header
+/// blocks are constant bytes that never touch the peer's table. A call's frames are gathered by stream ID; its `CheckRequest`
 /// becomes the ``ServeRequest`` the HTTP door would make (``ExternalAuthorization``), the service decides it as over
 /// HTTP (the ID token's signature waiting, under load, for its event loop's ``SignatureBatcher`` beside the HTTP
 /// door's), and the answer is written as three frames: the response headers, the message, and trailers with
@@ -124,7 +123,7 @@ final class GRPCConnection: ChannelDuplexHandler, FlushesAnswers {
     private let idleTimeout: TimeAmount
     // The connection's state is used on its event loop only, one handler call at a time: its accesses need no
     // run-time exclusivity check (about 90 instructions each, dozens a call).
-    @exclusivity(unchecked) private var decoder: HPACKDecoder
+    @exclusivity(unchecked) private var decoder: HeaderBlockDecoder
     @exclusivity(unchecked) private var calls = Calls<Call>()
     @exclusivity(unchecked) private var highestStream: UInt32 = 0
     /// Bytes received and not yet handled: at most one read's, held while the peer does not take its answers.
@@ -171,8 +170,7 @@ final class GRPCConnection: ChannelDuplexHandler, FlushesAnswers {
         self.maxHeaderBlockFrames = maxHeaderBlockBytes / 256 + 16
         self.requestTimeout = .seconds(Int64(settings.requestTimeoutSeconds))
         self.idleTimeout = .seconds(Int64(settings.idleTimeoutSeconds))
-        self.decoder = HPACKDecoder(allocator: ByteBufferAllocator(), maxDynamicTableSize: HPACKDecoder.maxDynamicTableSize,
-                                    maxHeaderListSize: max(1, settings.maxHeaderBytes))
+        self.decoder = HeaderBlockDecoder(maxListSize: settings.maxHeaderBytes)
     }
 
     // MARK: Lifecycle and limits
@@ -393,7 +391,7 @@ final class GRPCConnection: ChannelDuplexHandler, FlushesAnswers {
             guard stream != 0 else { return goAway(.protocolError, context: context) }
             if payload.readableBytes != 5, calls[stream] != nil { reset(stream, .frameSizeError, context: context) }
         case .rstStream:
-            guard stream != 0, stream <= highestStream else { return goAway(.protocolError, context: context) }
+            guard stream != 0, stream <= highestStream || quiescing else { return goAway(.protocolError, context: context) }
             guard payload.readableBytes == 4 else { return goAway(.frameSizeError, context: context) }
             peerReset(stream, context: context)
         case .settings: settings(flags: flags, stream: stream, payload: payload, context: context)
@@ -425,7 +423,7 @@ final class GRPCConnection: ChannelDuplexHandler, FlushesAnswers {
     }
 
     private func data(flags: UInt8, stream: UInt32, payload: ByteBuffer, context: ChannelHandlerContext) {
-        guard stream != 0, stream <= highestStream else { return goAway(.protocolError, context: context) }
+        guard stream != 0, stream <= highestStream || quiescing else { return goAway(.protocolError, context: context) }
         // The whole payload counts against the windows, padding included.
         let length = payload.readableBytes
         guard length <= receiveWindow else { return goAway(.flowControlError, context: context) }
@@ -497,34 +495,32 @@ final class GRPCConnection: ChannelDuplexHandler, FlushesAnswers {
         headerBlock(block.bytes, stream: stream, ended: block.endStream, context: context)
     }
 
-    /// A whole header block: decoded (always, to keep HPACK's table as the peer's), then a new call, a call's
-    /// trailers, or nothing for a stream this door has ended.
+    /// A whole header block: decoded (always, to keep HPACK's table as the peer's) and checked field by field, then a
+    /// new call, a call's trailers, or nothing for a stream this door has ended.
     private func headerBlock(_ block: ByteBuffer, stream: UInt32, ended: Bool, context: ChannelHandlerContext) {
-        var block = block
-        let headers: HPACKHeaders
+        let existing = calls[stream]
+        var check = FieldCheck(trailers: existing != nil)
         do {
-            headers = try decoder.decodeHeaders(from: &block)
-        } catch is NIOHPACKErrors.MaxHeaderListSizeViolation {
+            try block.withUnsafeReadableBytes { bytes in try decoder.decode(bytes) { name, value in check.add(name, value) } }
+        } catch HeaderBlockDecoder.Failure.tooLarge {
             return goAway(.enhanceYourCalm, context: context)
         } catch {
             return goAway(.compressionError, context: context)
         }
-        if var call = calls[stream] {
+        if var call = existing {
             // Trailers from the peer end its side.
-            guard ended, !call.peerDone, Self.isWellFormed(headers, trailers: true) else {
-                return malformed(stream, context: context)
-            }
+            guard ended, !call.peerDone, check.isWellFormed else { return malformed(stream, context: context) }
             call.peerDone = true
             calls[stream] = call
             if call.phase == .reading { complete(stream, context: context) }
             return
         }
-        // A stream this door has ended (or refused): nothing more to do.
-        guard stream > highestStream else { return }
+        // A stream this door has ended (or refused): nothing more to do. After a GOAWAY, a stream the peer opens anyway
+        // is ignored (RFC 9113 §6.8): the GOAWAY named the last one taken.
+        guard stream > highestStream, !quiescing else { return }
         highestStream = stream
-        guard !quiescing else { return reset(stream, .refusedStream, context: context) }
         guard calls.count < Self.maxConcurrentStreams else { return reset(stream, .refusedStream, context: context) }
-        begin(stream, headers: headers, ended: ended, context: context)
+        begin(stream, check: check, ended: ended, context: context)
     }
 
     private func settings(flags: UInt8, stream: UInt32, payload: ByteBuffer, context: ChannelHandlerContext) {
@@ -567,7 +563,7 @@ final class GRPCConnection: ChannelDuplexHandler, FlushesAnswers {
             sendWindow += increment
             guard sendWindow <= 0x7FFF_FFFF else { return goAway(.flowControlError, context: context) }
         } else {
-            guard stream <= highestStream else { return goAway(.protocolError, context: context) }
+            guard stream <= highestStream || quiescing else { return goAway(.protocolError, context: context) }
             guard var call = calls[stream] else { return }
             guard increment > 0 else { return reset(stream, .protocolError, context: context) }
             call.sendWindow += increment
@@ -604,11 +600,9 @@ final class GRPCConnection: ChannelDuplexHandler, FlushesAnswers {
     // MARK: Calls
 
     /// A call's headers: the method, the content type, the deadline, read in the pass that checks the block.
-    private func begin(_ stream: UInt32, headers: HPACKHeaders, ended: Bool, context: ChannelHandlerContext) {
-        var head = RequestHead()
-        guard Self.isWellFormed(headers, trailers: false, reading: &head) else {
-            return rstStream(stream, .protocolError, context: context)
-        }
+    private func begin(_ stream: UInt32, check: FieldCheck, ended: Bool, context: ChannelHandlerContext) {
+        guard check.isWellFormed else { return rstStream(stream, .protocolError, context: context) }
+        let head = check.head
         let now = context.eventLoop.now
         calls[stream] = Call(receiveWindow: initialWindow, sendWindow: peerInitialWindow, started: now,
                              deadline: head.timeout.map { now + $0 }, peerDone: ended)
@@ -644,30 +638,28 @@ final class GRPCConnection: ChannelDuplexHandler, FlushesAnswers {
     /// Whether a request's header block (or its trailers) is well-formed as RFC 9113 §8.2 and §8.3 say: names
     /// lower-case tokens; the pseudo-headers of a request only (`:method`, `:scheme`, `:path`, `:authority`), each at
     /// most once, before every other field, the first three present (none in trailers); no connection-specific field
-    /// (`te` only as `trailers`); no value with NUL, CR or LF, or with whitespace at either end. What the call needs
-    /// is read in the same pass, on the bytes in place (`head`; trailers give nothing).
-    static func isWellFormed(_ headers: HPACKHeaders, trailers: Bool, reading head: inout RequestHead) -> Bool {
-        var pseudo: UInt8 = 0
-        var regular = false
-        for (name, value, _) in headers {
-            var name = name, value = value
-            let wellFormed = name.withUTF8 { name in
-                value.withUTF8 { value in
-                    field(name, value, trailers: trailers, pseudo: &pseudo, regular: &regular, head: &head)
-                }
-            }
-            guard wellFormed else { return false }
+    /// (`te` only as `trailers`); no value with NUL, CR or LF, or with whitespace at either end. Fed the block's fields
+    /// as they are decoded; what the call needs is read in the same pass, on the bytes in place (`head`; trailers give
+    /// nothing).
+    struct FieldCheck {
+        let trailers: Bool
+        private var pseudo: UInt8 = 0
+        private var regular = false
+        private var refused = false
+        private(set) var head = RequestHead()
+
+        init(trailers: Bool) { self.trailers = trailers }
+
+        mutating func add(_ name: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) {
+            guard !refused else { return }
+            refused = !GRPCConnection.field(name, value, trailers: trailers, pseudo: &pseudo, regular: &regular, head: &head)
         }
-        return trailers || pseudo & 7 == 7
+
+        var isWellFormed: Bool { !refused && (trailers || pseudo & 7 == 7) }
     }
 
-    static func isWellFormed(_ headers: HPACKHeaders, trailers: Bool) -> Bool {
-        var head = RequestHead()
-        return isWellFormed(headers, trailers: trailers, reading: &head)
-    }
-
-    /// One field of ``isWellFormed(_:trailers:reading:)``.
-    private static func field(_ name: UnsafeBufferPointer<UInt8>, _ value: UnsafeBufferPointer<UInt8>, trailers: Bool,
+    /// One field of a ``FieldCheck``.
+    private static func field(_ name: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer, trailers: Bool,
                               pseudo: inout UInt8, regular: inout Bool, head: inout RequestHead) -> Bool {
         guard let first = name.first else { return false }
         for byte in value where byte == 0 || byte == 10 || byte == 13 { return false }
@@ -703,7 +695,7 @@ final class GRPCConnection: ChannelDuplexHandler, FlushesAnswers {
         case 17 where equals(name, "transfer-encoding"): return false
         case 12 where equals(name, "content-type"):
             let grpc: StaticString = "application/grpc"
-            head.isGRPC = value.count >= 16 && equals(UnsafeBufferPointer(rebasing: value[0..<16]), grpc)
+            head.isGRPC = value.count >= 16 && equals(UnsafeRawBufferPointer(rebasing: value[0..<16]), grpc)
         case 12 where equals(name, "grpc-timeout"):
             head.timeout = timeout(String(decoding: value, as: UTF8.self))
         default: break
@@ -713,14 +705,14 @@ final class GRPCConnection: ChannelDuplexHandler, FlushesAnswers {
 
     /// Whether `bytes` are `literal`'s, exactly.
     @inline(__always)
-    private static func equals(_ bytes: UnsafeBufferPointer<UInt8>, _ literal: StaticString) -> Bool {
+    private static func equals(_ bytes: UnsafeRawBufferPointer, _ literal: StaticString) -> Bool {
         bytes.count == literal.utf8CodeUnitCount
-            && ByteSearch.equal(UnsafeRawBufferPointer(bytes), UnsafeRawBufferPointer(start: literal.utf8Start, count: literal.utf8CodeUnitCount))
+            && ByteSearch.equal(bytes, UnsafeRawBufferPointer(start: literal.utf8Start, count: literal.utf8CodeUnitCount))
     }
 
     @inline(__always)
-    private static func equals(_ bytes: UnsafeBufferPointer<UInt8>, _ other: [UInt8]) -> Bool {
-        bytes.count == other.count && other.withUnsafeBytes { ByteSearch.equal(UnsafeRawBufferPointer(bytes), $0) }
+    private static func equals(_ bytes: UnsafeRawBufferPointer, _ other: [UInt8]) -> Bool {
+        bytes.count == other.count && other.withUnsafeBytes { ByteSearch.equal(bytes, $0) }
     }
 
     /// RFC 9110's `tchar`, upper-case letters excluded (HTTP/2 field names are lower-case).

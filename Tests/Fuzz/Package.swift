@@ -28,6 +28,8 @@ let package = Package(
         .package(name: "IDTokenKit", path: "../..", traits: ["GRPC"]),
         .package(url: "https://github.com/apple/swift-nio", from: "2.80.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
+        // swift-nio-http2's HPACK decoder, the reference FuzzHPACK checks the gRPC door's against.
+        .package(url: "https://github.com/apple/swift-nio-http2", from: "1.46.0"),
     ],
     targets: [
         .target(name: "CFuzzDriver"),
@@ -41,6 +43,8 @@ let package = Package(
                                           .product(name: "NIOCore", package: "swift-nio"),
                                           .product(name: "NIOEmbedded", package: "swift-nio"),
                                           .product(name: "Logging", package: "swift-log")]),
+        fuzzTarget("FuzzHPACK", [.product(name: "IDTokenServe", package: "IDTokenKit"), .product(name: "NIOCore", package: "swift-nio"),
+                                 .product(name: "NIOHPACK", package: "swift-nio-http2")]),
         fuzzTarget("FuzzCheckRequest", [.product(name: "IDTokenServe", package: "IDTokenKit"), .product(name: "NIOCore", package: "swift-nio")]),
         fuzzTarget("FuzzJSON", [.product(name: "JOSE", package: "IDTokenKit")]),
         fuzzTarget("FuzzJWKS", [.product(name: "IDTokenKit", package: "IDTokenKit")]),

@@ -17,6 +17,7 @@ Deterministic: the same Vectors/ give the same files, named by the SHA-1 of thei
   fields of every wire type around the ones the gRPC door reads).
 - GRPCConnection: HTTP/2 connections to the gRPC door carrying those CheckRequests, and its control frames, written
   frame by frame (see grpc_connection_seeds).
+- HPACK: header blocks of one connection, the door's calls and RFC 7541's examples (see hpack_seeds).
 - HTTPHead: request heads as nginx (auth_request), Envoy (ext_authz) and Traefik (forwardAuth) send them to
   `idtoken serve`, pipelined pairs, and the framings it refuses, each with a real token (first byte: the limit).
 """
@@ -193,6 +194,27 @@ def grpc_connection_seeds(add, messages):
             add(b"\x00" + connection)
             add(b"\x10" + connection)
         add(b"\x41" + b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + settings + call)
+    return [block, indexing, by_index]
+
+
+def hpack_seeds(add, blocks):
+    """Header blocks of one connection, each after a one-byte length: the gRPC door's calls above (literal, then
+    indexed into the table and named by index), and RFC 7541's Appendix C requests and responses (with and without
+    Huffman coding; the responses after a table size update to 256 bytes, so that entries are evicted)."""
+    rfc = [
+        ["828684410f7777772e6578616d706c652e636f6d", "828684be58086e6f2d6361636865",
+         "828785bf400a637573746f6d2d6b65790c637573746f6d2d76616c7565"],
+        ["828684418cf1e3c2e5f23a6ba0ab90f4ff", "828684be5886a8eb10649cbf",
+         "828785bf408825a849e95ba97d7f8925a849e95bb8e8b4bf"],
+        ["3fe101488264025885aec3771a4b6196d07abe941054d444a8200595040b8166e082a62d1bff6e919d29ad171863c78f0b97c8e9ae82ae43d3",
+         "4883640effc1c0bf",
+         "88c16196d07abe941054d444a8200595040b8166e084a62d1bffc05a839bd9ab77ad94e7821dd7f2e6c7b335dfdfcd5b3960d5af27087f3672c1ab270fb5291f9587316065c003ed4ee5b1063d5007"],
+    ]
+    for connection in rfc:
+        add(b"".join(bytes([len(bytes.fromhex(h))]) + bytes.fromhex(h) for h in connection))
+    literal, indexing, by_index = blocks
+    add(bytes([len(literal)]) + literal)
+    add(bytes([len(indexing)]) + indexing + bytes([len(by_index)]) + by_index + bytes([len(by_index)]) + by_index)
 
 
 def main():
@@ -200,7 +222,7 @@ def main():
         sys.exit("usage: make_seeds.py OUT")
     destination = sys.argv[1]
     corpora = {"CompactJWS": {}, "JSON": {}, "JWKS": {}, "AuditLine": {}, "HTTPHead": {}, "CheckRequest": {},
-               "GRPCConnection": {}}
+               "GRPCConnection": {}, "HPACK": {}}
 
     def add(target, data):
         corpora[target][hashlib.sha1(data).hexdigest()] = data
@@ -260,7 +282,8 @@ def main():
     audit_seeds(lambda data: add("AuditLine", data))
     http_seeds(lambda data: add("HTTPHead", data))
     messages = check_request_seeds(lambda data: add("CheckRequest", data))
-    grpc_connection_seeds(lambda data: add("GRPCConnection", data), messages)
+    blocks = grpc_connection_seeds(lambda data: add("GRPCConnection", data), messages)
+    hpack_seeds(lambda data: add("HPACK", data), blocks)
 
     for target, files in corpora.items():
         directory = os.path.join(destination, target)

@@ -13,7 +13,8 @@ import NIOEmbedded
 // (so that most inputs reach the frames past them), and the size of the reads the bytes come in a second time: 1 to 64
 // bytes (more for a long input, read in at most about 256 reads). Checks, besides "never crash":
 // - what the door writes is a sequence of whole HTTP/2 frames, none above 16 KiB, its own SETTINGS first;
-// - a GOAWAY is the last frame it writes;
+// - after a GOAWAY with an error code it writes nothing; after one with NO_ERROR (shutdown, or the peer's own GOAWAY),
+//   only frames of the streams it names as taken, and any later GOAWAY names no more;
 // - HEADERS, DATA and RST_STREAM frames are on client (odd) stream IDs, and DATA only on a stream whose response
 //   HEADERS came first; trailers (END_STREAM) end a stream, after which nothing more is written on it;
 // - it writes at most 1 KiB plus 32 bytes for each byte received (no flood is amplified without bound);
@@ -71,8 +72,10 @@ func run(_ input: [UInt8], piece: Int) -> [UInt8] {
 /// The frames in `bytes`, checked as the header says.
 func check(_ bytes: [UInt8], input: Int) {
     if bytes.count > 1024 + 32 * input { Fuzz.fail("wrote \(bytes.count) bytes for \(input) received") }
-    var at = 0, first = true, goAway = false
-    var answered = Set<UInt32>(), ended = Set<UInt32>()
+    var at = 0, first = true
+    // The last stream the latest GOAWAY named, and whether one ended the connection with an error.
+    var lastTaken: UInt32?, ended = false
+    var answered = Set<UInt32>(), closed = Set<UInt32>()
     while at < bytes.count {
         guard bytes.count - at >= 9 else { Fuzz.fail("a partial frame header at \(at): \(Fuzz.show(bytes[at...]))") }
         let length = Int(bytes[at]) << 16 | Int(bytes[at + 1]) << 8 | Int(bytes[at + 2])
@@ -81,17 +84,23 @@ func check(_ bytes: [UInt8], input: Int) {
         if length > 16_384 { Fuzz.fail("a frame of \(length) bytes") }
         if bytes.count - at - 9 < length { Fuzz.fail("a frame of \(length) bytes with \(bytes.count - at - 9) written") }
         if first && (type != 4 || flags != 0) { Fuzz.fail("the first frame is type \(type), not the door's SETTINGS") }
-        if goAway { Fuzz.fail("a frame (type \(type)) after the GOAWAY") }
+        if ended { Fuzz.fail("a frame (type \(type)) after a GOAWAY with an error") }
+        if let lastTaken, stream > lastTaken { Fuzz.fail("a frame (type \(type)) on stream \(stream), past the GOAWAY's \(lastTaken)") }
         first = false
         switch type {
         case 0, 1, 3:
             if stream & 1 == 0 { Fuzz.fail("frame type \(type) on stream \(stream)") }
-            if ended.contains(stream) && type != 3 { Fuzz.fail("frame type \(type) on stream \(stream) after its END_STREAM") }
+            if closed.contains(stream) && type != 3 { Fuzz.fail("frame type \(type) on stream \(stream) after its END_STREAM") }
             if type == 0 && !answered.contains(stream) { Fuzz.fail("DATA on stream \(stream) before its HEADERS") }
             if type == 1 { answered.insert(stream) }
-            if type != 3 && flags & 1 != 0 { ended.insert(stream) }
+            if type != 3 && flags & 1 != 0 { closed.insert(stream) }
         case 7:
-            goAway = true
+            guard length >= 8 else { Fuzz.fail("a GOAWAY of \(length) bytes") }
+            let named = (UInt32(bytes[at + 9]) << 24 | UInt32(bytes[at + 10]) << 16 | UInt32(bytes[at + 11]) << 8 | UInt32(bytes[at + 12])) & 0x7FFF_FFFF
+            let code = UInt32(bytes[at + 13]) << 24 | UInt32(bytes[at + 14]) << 16 | UInt32(bytes[at + 15]) << 8 | UInt32(bytes[at + 16])
+            if let lastTaken, named > lastTaken { Fuzz.fail("a GOAWAY naming stream \(named) after one naming \(lastTaken)") }
+            lastTaken = named
+            ended = code != 0
         default:
             if stream != 0 { Fuzz.fail("frame type \(type) on stream \(stream)") }
         }
