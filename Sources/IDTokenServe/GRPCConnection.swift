@@ -8,33 +8,35 @@ import NIOCore
 /// connection's bytes. Like Envoy's own `ext_authz` client, it is a minimal gRPC: no stream channels, no generic RPC
 /// machinery, and of HTTP/2 (RFC 9113) only what a server of one unary method needs. Header blocks are decoded by
 /// ``HeaderBlockDecoder`` (HPACK, fields lent as bytes) and checked field by field as they are; the answers' header
-/// blocks are constant bytes that never touch the peer's table. A call's frames are gathered by stream ID; its `CheckRequest`
-/// becomes the ``ServeRequest`` the HTTP door would make (``ExternalAuthorization``), the service decides it as over
-/// HTTP (the ID token's signature waiting, under load, for its event loop's ``SignatureBatcher`` beside the HTTP
-/// door's), and the answer is written as three frames: the response headers, the message, and trailers with
+/// blocks are constant bytes that never touch the peer's table. A call's frames are gathered by stream ID; its
+/// `CheckRequest` becomes the ``ServeRequest`` the HTTP door would make (``ExternalAuthorization``), the service decides
+/// it as over HTTP (the ID token's signature waiting, under load, for its event loop's ``SignatureBatcher`` beside the
+/// HTTP door's), and the answer is written as three frames: the response headers, the message, and trailers with
 /// `grpc-status: 0` (the verdict itself is in the message).
 ///
 /// Bounds (the door is exposed to whatever reaches the sidecar):
 /// - At most 100 concurrent calls; a stream opened beyond them is refused (RST_STREAM `REFUSED_STREAM`).
-/// - A header block (HEADERS and its CONTINUATION frames) is at most `serve.maxHeaderBytes + 1 KiB` on the wire and in
-///   at most one frame for 256 of those bytes, and decodes to at most `serve.maxHeaderBytes` (an HPACK bomb is refused as it decodes): beyond
-///   either, the connection ends with a GOAWAY (`ENHANCE_YOUR_CALM`, `COMPRESSION_ERROR`).
+/// - A header block (HEADERS and its CONTINUATION frames) is at most `serve.maxHeaderBytes + 1 KiB` on the wire, in at
+///   most one frame for each 256 of those bytes, and decodes to at most `serve.maxHeaderBytes` (an HPACK bomb stops as
+///   it decodes): beyond any of these, the connection ends with a GOAWAY (`ENHANCE_YOUR_CALM`).
 /// - Rapid reset (CVE-2023-44487): more than 200 calls reset by the peer within 30 seconds end the connection with a
 ///   GOAWAY (`ENHANCE_YOUR_CALM`).
-/// - Frames above 16 KiB, frames on the wrong stream, a stream ID that goes back, a window past 2^31 − 1: the
-///   connection ends with the GOAWAY RFC 9113 names for each.
+/// - Frames above 16 KiB, frames on streams never opened or on the server's (even) stream IDs, a frame inside a header
+///   block, a window past 2^31 − 1, a header block HPACK cannot decode: the connection ends with the GOAWAY RFC 9113
+///   names for each.
 /// - A message is at most `2 × serve.maxHeaderBytes + 16 KiB` (a request head's worth of headers and Envoy's
 ///   attributes): a larger one is answered RESOURCE_EXHAUSTED and the rest of its stream dropped as it comes.
 /// - Flow control: the connection's receive window is 1 MiB, and a call's bytes are given back to it only once the
 ///   call has been read whole (or refused), so a peer holds at most 1 MiB of unfinished calls here. Answers wait for
-///   the peer's windows; what waits is at most one small answer a call.
+///   the peer's windows (at most one small answer a call); one still waiting after `serve.requestTimeoutSeconds` is
+///   reset (`CANCEL`).
 /// - A call not complete within `serve.requestTimeoutSeconds` of its headers, or past its `grpc-timeout`, is answered
 ///   DEADLINE_EXCEEDED; a connection with no call for `serve.idleTimeoutSeconds` is closed with a GOAWAY. The times
 ///   are checked by one timer per connection, as ``ServeConnection`` checks its own.
 /// - Backpressure: while the bytes written and not yet taken by the peer exceed the channel's high water mark, no
 ///   more frames are handled and none read (SETTINGS and PING floods from a peer that does not read stop there).
 /// - Shutdown (`ChannelShouldQuiesceEvent`), or the peer's GOAWAY: a GOAWAY naming the last stream taken; the calls
-///   in flight are answered, then the connection closes.
+///   in flight are answered, streams the peer opens after it are ignored, then the connection closes.
 final class GRPCConnection: ChannelDuplexHandler, FlushesAnswers {
     typealias InboundIn = ByteBuffer
     typealias OutboundIn = ByteBuffer
