@@ -8,8 +8,10 @@ Attacks: rapid reset (CVE-2023-44487), a CONTINUATION flood (CVE-2024-27316), an
 that decodes to megabytes), SETTINGS, PING and WINDOW_UPDATE floods, thousands of streams opened at once, streams
 that never send END_STREAM, and a peer that sends calls and never reads. Before them, protocol errors (a frame above
 16 KiB, frames on streams never opened or on the server's stream IDs, a window past 2^31 - 1, a bad HPACK index, a
-flood of empty CONTINUATION frames, a frame inside a header block, a connection that does not open as HTTP/2 does):
-each ends the connection with the GOAWAY code RFC 9113 names.
+flood of empty CONTINUATION frames, a frame inside a header block, a connection that does not open as HTTP/2 does)
+and the door's own limits in small (201 calls reset, a header block decoding past the limit, DATA past the
+connection window): each ends the connection with the GOAWAY code RFC 9113 names; a 101st call in flight is refused
+with RST_STREAM REFUSED_STREAM.
 
 Usage: scripts/check_grpc_hostile.py PATH/TO/idtoken     (built with `--traits GRPC`; exit 0 when every check passed)
 """
@@ -104,6 +106,28 @@ def goaway_code(sock, seconds=5):
             return "closed"
         if not chunk:
             return "closed"
+        buffered += chunk
+    return None
+
+
+def reset_code(sock, stream, seconds=5):
+    """The error code of the RST_STREAM the server sends on `stream` within `seconds`, None when it sends none."""
+    sock.settimeout(0.5)
+    deadline, buffered = time.time() + seconds, b""
+    while time.time() < deadline:
+        while len(buffered) >= 9 and len(buffered) >= 9 + int.from_bytes(buffered[:3], "big"):
+            length = int.from_bytes(buffered[:3], "big")
+            if buffered[3] == 3 and int.from_bytes(buffered[5:9], "big") == stream and length == 4:
+                return int.from_bytes(buffered[9:13], "big")
+            buffered = buffered[9 + length:]
+        try:
+            chunk = sock.recv(1 << 16)
+        except socket.timeout:
+            continue
+        except OSError:
+            return None
+        if not chunk:
+            return None
         buffered += chunk
     return None
 
@@ -272,6 +296,9 @@ def main():
         def raw_frame(type_, flags, stream, payload):
             return len(payload).to_bytes(3, "big") + bytes([type_, flags]) + stream.to_bytes(4, "big") + payload
 
+        # A call's header block in literals that add nothing to HPACK's table, so that it can be sent again and again.
+        call_block = b"\x83\x86\x04" + bytes([len(METHOD)]) + METHOD.encode() + b"\x01\x07idtoken\x0f\x10\x10application/grpc"
+        bomb_entry = b"\x40\x06x-bomb\x7f\xa1\x1e" + b"b" * 4000   # x-bomb: 4,000 bytes, added to the table (index 62)
         encoder = hpack.Encoder()
         opening = HeadersFrame(1, flags=["END_HEADERS"])
         opening.data = encoder.encode([(":method", "POST"), (":scheme", "http"), (":path", METHOD), (":authority", "idtoken"),
@@ -289,11 +316,24 @@ def main():
                 ("1,000 empty CONTINUATION frames: ENHANCE_YOUR_CALM",
                  raw_frame(1, 0, 1, b"") + raw_frame(9, 0, 1, b"") * 1000, True, 11),
                 ("another frame inside a header block: PROTOCOL_ERROR", raw_frame(1, 0, 1, b"\x82") + raw_frame(6, 0, 0, b"\x00" * 8), True, 1),
-                ("a first frame other than SETTINGS: PROTOCOL_ERROR", PREFACE + raw_frame(6, 0, 0, b"\x00" * 8), False, 1)):
+                ("a first frame other than SETTINGS: PROTOCOL_ERROR", PREFACE + raw_frame(6, 0, 0, b"\x00" * 8), False, 1),
+                ("201 calls opened and reset by the client (rapid reset): ENHANCE_YOUR_CALM",
+                 b"".join(raw_frame(1, 4, 2 * i + 1, call_block) + raw_frame(3, 0, 2 * i + 1, (8).to_bytes(4, "big"))
+                          for i in range(201)), True, 11),
+                ("a header block that decodes past serve.maxHeaderBytes (an HPACK bomb): ENHANCE_YOUR_CALM",
+                 raw_frame(1, 4, 1, call_block + bomb_entry) + raw_frame(1, 4, 3, call_block + b"\xbe" * 5), True, 11),
+                ("DATA past the connection's 1 MiB window: FLOW_CONTROL_ERROR",
+                 b"".join(raw_frame(1, 4, 2 * i + 1, call_block) + raw_frame(0, 0, 2 * i + 1, b"\x00" * 12000) * 2
+                          for i in range(50)), True, 3)):
             code = protocol_error(frames, preface=preface)
             check(code == expected, "%s (GOAWAY %r)" % (label, code))
         check(protocol_error(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n", preface=False) == "closed",
               "a connection that does not open with HTTP/2's preface is closed")
+        sock = socket.create_connection(("127.0.0.1", port), timeout=10)
+        sock.sendall(PREFACE + SettingsFrame(0).serialize() + b"".join(raw_frame(1, 4, 2 * i + 1, call_block) for i in range(101)))
+        code = reset_code(sock, 201)
+        sock.close()
+        check(code == 7, "a 101st call in flight on a connection: its stream is refused, REFUSED_STREAM (RST_STREAM %r)" % code)
 
         beside(rapid_reset, "rapid reset (20,000 streams opened and reset)", True)
         beside(continuation_flood, "CONTINUATION flood (32 MB of header block without END_HEADERS)", True)

@@ -81,8 +81,6 @@ final class GRPCConnection: ChannelDuplexHandler, FlushesAnswers {
             case answering
             /// Answered, its message waiting for the peer's window (``waiting``), the trailers after it.
             case sending
-            /// Refused before its end: what the peer still sends is given back to the window and dropped.
-            case dropping
         }
         var phase = Phase.reading
         var message: ByteBuffer?
@@ -238,7 +236,7 @@ final class GRPCConnection: ChannelDuplexHandler, FlushesAnswers {
             return
         }
         var expired: [UInt32] = [], stalled: [UInt32] = []
-        for (stream, call) in calls.entries where call.phase != .dropping {
+        for (stream, call) in calls.entries {
             if call.phase == .sending {
                 // An answer the peer has not let through its windows within the request time: the stream ends.
                 if now - call.started >= requestTimeout { stalled.append(stream) }
@@ -456,7 +454,7 @@ final class GRPCConnection: ChannelDuplexHandler, FlushesAnswers {
             if call.message == nil { call.message = bytes } else { call.message!.writeBuffer(&bytes) }
             calls[stream] = call
             if call.peerDone { complete(stream, context: context) }
-        case .answering, .sending, .dropping:
+        case .answering, .sending:
             credit += length
             calls[stream] = call
             giveBackWindow(context: context)
@@ -511,7 +509,8 @@ final class GRPCConnection: ChannelDuplexHandler, FlushesAnswers {
         }
         if var call = existing {
             // Trailers from the peer end its side.
-            guard ended, !call.peerDone, check.isWellFormed else { return malformed(stream, context: context) }
+            // A malformed one resets the stream (PROTOCOL_ERROR).
+            guard ended, !call.peerDone, check.isWellFormed else { return reset(stream, .protocolError, context: context) }
             call.peerDone = true
             calls[stream] = call
             if call.phase == .reading { complete(stream, context: context) }
@@ -613,17 +612,11 @@ final class GRPCConnection: ChannelDuplexHandler, FlushesAnswers {
             return
         }
         guard head.isGRPC else {
-            calls[stream]!.phase = .dropping
             headersFrame(stream, Self.unsupportedMediaBlock, endStream: true, context: context)
             finished(stream, context: context)
             return
         }
         if ended { complete(stream, context: context) }
-    }
-
-    /// A malformed header block on a call's stream: the stream is reset (PROTOCOL_ERROR), the call dropped.
-    private func malformed(_ stream: UInt32, context: ChannelHandlerContext) {
-        reset(stream, .protocolError, context: context)
     }
 
     /// What a call's handling reads of its request headers.
@@ -860,13 +853,8 @@ final class GRPCConnection: ChannelDuplexHandler, FlushesAnswers {
     /// Ends a call with a gRPC error status (a trailers-only response).
     private func fail(_ stream: UInt32, _ status: ExternalAuthorization.GRPCStatus, _ message: String,
                       context: ChannelHandlerContext) {
-        guard var call = calls[stream], call.phase != .dropping, call.phase != .sending else { return }
-        credit += call.held
-        call.held = 0
-        call.message = nil
-        call.phase = .dropping
-        calls[stream] = call
-        giveBackWindow(context: context)
+        // Not once the answer's headers are written; its bytes go back to the window in `finished`.
+        guard let call = calls[stream], call.phase != .sending else { return }
         // grpc-message is percent-encoded: IdentityHeaders.encode writes `%XX` for `%`, `,` and every byte outside
         // printable ASCII.
         let text = Array(IdentityHeaders.encode(message).utf8)

@@ -82,12 +82,9 @@ struct HeaderBlockDecoder {
                     try emit(name, value, indexing: indexing, &listSize, field)
                 } else {
                     // The name is copied out of the table first: adding this field may evict the entry it names.
-                    var name = scratch
-                    scratch = []
                     try Self.withIndexed(nameIndex, entries, oldest) { indexed, _ throws(Failure) in
-                        name.append(contentsOf: indexed)
+                        scratch.append(contentsOf: indexed)
                     }
-                    scratch = name
                     let nameCount = scratch.count
                     let value = try string(block, &at)
                     try emit(.scratch(0, nameCount), value, indexing: indexing, &listSize, field)
