@@ -87,48 +87,44 @@ class Abuser:
             pass
 
 
-def goaway_code(sock, seconds=5):
-    """The error code of the GOAWAY the server sends within `seconds` (reading frame by frame), "closed" when it closes
-    without one, None when it does neither."""
+def server_frames(sock, seconds=5):
+    """The frames the server sends within `seconds`, as (type, stream, payload), read whole; then "closed" if the server
+    closed the connection (nothing more when the time ran out)."""
     sock.settimeout(0.5)
     deadline, buffered = time.time() + seconds, b""
     while time.time() < deadline:
         while len(buffered) >= 9 and len(buffered) >= 9 + int.from_bytes(buffered[:3], "big"):
             length = int.from_bytes(buffered[:3], "big")
-            if buffered[3] == 7 and length >= 8:
-                return int.from_bytes(buffered[13:17], "big")
+            yield buffered[3], int.from_bytes(buffered[5:9], "big") & 0x7FFFFFFF, buffered[9:9 + length]
             buffered = buffered[9 + length:]
         try:
             chunk = sock.recv(1 << 16)
         except socket.timeout:
             continue
         except OSError:
-            return "closed"
+            chunk = b""
         if not chunk:
-            return "closed"
+            yield "closed"
+            return
         buffered += chunk
+
+
+def goaway_code(sock, seconds=5):
+    """The error code of the GOAWAY the server sends within `seconds`, "closed" when it closes without one, None when it
+    does neither."""
+    for frame in server_frames(sock, seconds):
+        if frame == "closed":
+            return "closed"
+        if frame[0] == 7 and len(frame[2]) >= 8:
+            return int.from_bytes(frame[2][4:8], "big")
     return None
 
 
 def reset_code(sock, stream, seconds=5):
     """The error code of the RST_STREAM the server sends on `stream` within `seconds`, None when it sends none."""
-    sock.settimeout(0.5)
-    deadline, buffered = time.time() + seconds, b""
-    while time.time() < deadline:
-        while len(buffered) >= 9 and len(buffered) >= 9 + int.from_bytes(buffered[:3], "big"):
-            length = int.from_bytes(buffered[:3], "big")
-            if buffered[3] == 3 and int.from_bytes(buffered[5:9], "big") == stream and length == 4:
-                return int.from_bytes(buffered[9:13], "big")
-            buffered = buffered[9 + length:]
-        try:
-            chunk = sock.recv(1 << 16)
-        except socket.timeout:
-            continue
-        except OSError:
-            return None
-        if not chunk:
-            return None
-        buffered += chunk
+    for frame in server_frames(sock, seconds):
+        if frame != "closed" and frame[0] == 3 and frame[1] == stream and len(frame[2]) == 4:
+            return int.from_bytes(frame[2], "big")
     return None
 
 
