@@ -11,7 +11,8 @@ that never send END_STREAM, and a peer that sends calls and never reads. Before 
 flood of empty CONTINUATION frames, a frame inside a header block, a connection that does not open as HTTP/2 does)
 and the door's own limits in small (201 calls reset, a header block decoding past the limit, DATA past the
 connection window): each ends the connection with the GOAWAY code RFC 9113 names; a 101st call in flight is refused
-with RST_STREAM REFUSED_STREAM.
+with RST_STREAM REFUSED_STREAM; DATA after END_STREAM on a call still being answered is RST_STREAM STREAM_CLOSED, and
+an answer whose window stays shut past serve.requestTimeoutSeconds (2 s here) is RST_STREAM CANCEL.
 
 Usage: scripts/check_grpc_hostile.py PATH/TO/idtoken     (built with `--traits GRPC`; exit 0 when every check passed)
 """
@@ -147,6 +148,12 @@ def main():
 
     key = Key("hostile-key")
     _, config = firebase_config(work, key)
+    with open(config) as f:
+        settings = json.load(f)
+    # A short request timeout, so that the check of an answer stalled behind a shut window ends within seconds.
+    settings["serve"] = {"requestTimeoutSeconds": 2}
+    with open(config, "w") as f:
+        json.dump(settings, f)
     log = open(os.path.join(work, "serve.log"), "wb")
     serve = subprocess.Popen([binary, "serve", "--config", config, "--listen", "127.0.0.1:0", "--grpc-listen", "127.0.0.1:0",
                               "--threads", "2"], stdout=subprocess.PIPE, stderr=log)
@@ -330,6 +337,33 @@ def main():
         code = reset_code(sock, 201)
         sock.close()
         check(code == 7, "a 101st call in flight on a connection: its stream is refused, REFUSED_STREAM (RST_STREAM %r)" % code)
+        # Two calls on a connection whose streams' send windows are 0: their answers wait. DATA on the first after its
+        # END_STREAM resets that stream, STREAM_CLOSED; the second, whose window never opens, is reset with CANCEL
+        # once serve.requestTimeoutSeconds (2 s here) has passed; no answer's DATA is sent past the shut window.
+        sock = socket.create_connection(("127.0.0.1", port), timeout=10)
+        started = time.time()
+        sock.sendall(PREFACE + SettingsFrame(0, settings={SettingsFrame.INITIAL_WINDOW_SIZE: 0}).serialize()
+                     + b"".join(raw_frame(1, 4, stream, call_block) + raw_frame(0, 1, stream, message) for stream in (1, 3)))
+        time.sleep(0.3)
+        sock.sendall(raw_frame(0, 0, 1, b"\x00"))
+        resets, answered = {}, set()
+        for frame in server_frames(sock, 6):
+            if frame == "closed":
+                break
+            if frame[0] == 3 and len(frame[2]) == 4:
+                resets[frame[1]] = (int.from_bytes(frame[2], "big"), time.time() - started)
+            elif frame[0] == 0 and frame[1] in (1, 3) and frame[2]:
+                answered.add(frame[1])
+            if len(resets) == 2:
+                break
+        sock.close()
+
+        def described(stream):
+            return "RST_STREAM %d after %.1f s" % resets[stream] if stream in resets else "no RST_STREAM"
+        check(resets.get(1, (None,))[0] == 5 and not answered,
+              "DATA after END_STREAM on a call whose answer waits for its window: STREAM_CLOSED (%s)" % described(1))
+        check(resets.get(3, (None,))[0] == 8 and 2 <= resets[3][1] < 4.5 and not answered,
+              "an answer whose window stays shut past serve.requestTimeoutSeconds: CANCEL (%s)" % described(3))
 
         beside(rapid_reset, "rapid reset (20,000 streams opened and reset)", True)
         beside(continuation_flood, "CONTINUATION flood (32 MB of header block without END_HEADERS)", True)
