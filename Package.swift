@@ -18,12 +18,6 @@ let package = Package(
         .executable(name: "idtoken", targets: ["idtoken"]),
         .executable(name: "idtoken-bench", targets: ["idtoken-bench"]),
     ],
-    // GRPC: `idtoken serve --grpc-listen`, Envoy's ext_authz over gRPC (HTTP/2, HPACK and gRPC's framing written in
-    // IDTokenServe; no dependency of its own). Off by default (`swift build --traits GRPC`; scripts/package builds the
-    // released binary with it, and the fuzz package its targets).
-    traits: [
-        .trait(name: "GRPC", description: "idtoken serve --grpc-listen: Envoy's ext_authz over gRPC"),
-    ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),

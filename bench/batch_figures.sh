@@ -35,7 +35,7 @@ if [ "$mode" = pack ]; then
     cd "$here"
     out=.build/batch-figures
     rm -rf "$out"; mkdir -p "$out"
-    swift build -c release --traits GRPC --product idtoken   # the gRPC door too (section 6)
+    swift build -c release --product idtoken
     swift build -c release --product idtoken-bench
     "${CC:-cc}" -O2 -o "$out/paced_client" bench/tools/paced_client.c -lm
     python3 bench/serve_bench.py --write-tokens "$out/serve" --tokens 4000

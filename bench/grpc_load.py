@@ -12,8 +12,7 @@ system from /proc), the figure that compares the doors on a shared machine; the 
 set: known token / nginx, distinct token against raw + 1.5 × nginx, gRPC / HTTP.
 
 Usage: python3 bench/grpc_load.py PATH/TO/idtoken [--seconds 10] [--connections 4] [--streams 16] [--threads 2] [--rounds 1]
-(an idtoken built with the GRPC trait: scripts/package's .build/package/idtoken, or
-`swift build -c release --traits GRPC --product idtoken`)
+(a release build: `swift build -c release --product idtoken`, or scripts/package's .build/package/idtoken)
 """
 import argparse
 import json

@@ -8,7 +8,7 @@ sent, refusals with the HTTP door's status and headers, keys unavailable, a Redi
 again, the profile from a context extension, the message-size bound, graceful shutdown; then a bounded loop of calls beside the HTTP door for requests/s and
 p99 (printed, not asserted).
 
-Usage: scripts/check_grpc.py PATH/TO/idtoken     (built with `--traits GRPC`; exit status 0 when every check passed)
+Usage: scripts/check_grpc.py PATH/TO/idtoken     (exit status 0 when every check passed)
 """
 import http.client
 import json

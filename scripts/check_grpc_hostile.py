@@ -14,7 +14,7 @@ connection window): each ends the connection with the GOAWAY code RFC 9113 names
 with RST_STREAM REFUSED_STREAM; DATA after END_STREAM on a call still being answered is RST_STREAM STREAM_CLOSED, and
 an answer whose window stays shut past serve.requestTimeoutSeconds (2 s here) is RST_STREAM CANCEL.
 
-Usage: scripts/check_grpc_hostile.py PATH/TO/idtoken     (built with `--traits GRPC`; exit 0 when every check passed)
+Usage: scripts/check_grpc_hostile.py PATH/TO/idtoken     (exit 0 when every check passed)
 """
 import json
 import os

@@ -1,4 +1,3 @@
-#if GRPC
 import IDTokenKit
 import JOSE
 import NIOCore
@@ -1022,4 +1021,3 @@ private struct Calls<Call> {
 
     mutating func removeAll() { entries.removeAll() }
 }
-#endif

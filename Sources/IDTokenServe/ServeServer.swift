@@ -4,7 +4,7 @@ import NIOCore
 import NIOPosix
 import Synchronization
 
-/// The listeners of `idtoken serve` on SwiftNIO, the HTTP/1.1 door and (the GRPC trait) the gRPC door: keep-alive, bounded request size, connection count, idle and
+/// The listeners of `idtoken serve` on SwiftNIO, the HTTP/1.1 door and the gRPC door: keep-alive, bounded request size, connection count, idle and
 /// request timeouts, and a graceful shutdown that answers every request already received.
 package final class ServeServer: Sendable {
     package let service: ServeService
@@ -59,7 +59,6 @@ package final class ServeServer: Sendable {
         return channel.localAddress!
     }
 
-    #if GRPC
     /// Binds the gRPC door (Envoy's `ext_authz`, ``GRPCConnection``) on the same threads, service and signature
     /// batches as the HTTP door; returns the bound address. Call after ``start()``.
     package func startGRPC(host: String, port: Int) async throws -> SocketAddress {
@@ -69,7 +68,6 @@ package final class ServeServer: Sendable {
         }
         return channel.localAddress!
     }
-    #endif
 
     /// A listener whose connections count against `maxConnections` and are asked to finish on shutdown; `handlers`
     /// sets up each connection's pipeline (with its event loop's signature batch, if any, and its flusher).

@@ -27,7 +27,7 @@ struct ServeCommand: AsyncParsableCommand {
     var config: String
     @Option(help: "HOST:PORT to listen on (default: serve.listen, else 127.0.0.1:8080; port 0 picks a free one).")
     var listen: String?
-    @Option(name: .customLong("grpc-listen"), help: "HOST:PORT for Envoy's ext_authz over gRPC (envoy.service.auth.v3.Authorization), beside HTTP (default: serve.grpcListen; none). Needs a build with the GRPC trait.")
+    @Option(name: .customLong("grpc-listen"), help: "HOST:PORT for Envoy's ext_authz over gRPC (envoy.service.auth.v3.Authorization), beside HTTP (default: serve.grpcListen; none).")
     var grpcListen: String?
     @Option(help: "memory, or redis://[[user]:password@]HOST:PORT[/DB] (default: serve.replayStore; none).")
     var replayStore: String?
@@ -56,11 +56,6 @@ struct ServeCommand: AsyncParsableCommand {
                                                baseDirectory: base.isEmpty ? "." : base)
             if let listen { (settings.host, settings.port) = try ServeSettings.parseListen(listen) }
             if let grpcListen { settings.grpcListen = ListenAddress(try ServeSettings.parseListen(grpcListen)) }
-            #if !GRPC
-            if settings.grpcListen != nil {
-                throw ConfigurationError("this idtoken was built without the gRPC door (the GRPC package trait): --grpc-listen and serve.grpcListen need `swift build --traits GRPC`, as the released binary is built")
-            }
-            #endif
             if let replayStore {
                 guard replayStore == "memory" || replayStore.hasPrefix("redis://") else {
                     throw ConfigurationError("--replay-store must be memory or a redis:// URL")
@@ -99,7 +94,6 @@ struct ServeCommand: AsyncParsableCommand {
             throw Self.fail("cannot listen on \(settings.host):\(settings.port): \(error)")
         }
         var grpcLine = ""
-        #if GRPC
         if let listen = settings.grpcListen {
             let (host, port) = (listen.host, listen.port)
             do {
@@ -112,7 +106,6 @@ struct ServeCommand: AsyncParsableCommand {
                 throw Self.fail("cannot listen for gRPC on \(host):\(port): \(error)")
             }
         }
-        #endif
         if at != nil { logger.warning("judging every token at a fixed time (--at): for tests only") }
         // SIGTERM and SIGINT are watched before the service says it is listening: a supervisor or a script that
         // stops it as soon as it is up must find the handlers in place (a signal between SIG_IGN and the

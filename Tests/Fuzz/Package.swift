@@ -24,8 +24,7 @@ let package = Package(
     name: "idtokenkit-fuzz",
     platforms: [.macOS(.v14)],
     dependencies: [
-        // The GRPC trait: FuzzGRPCConnection fuzzes the gRPC door's connection, which only that trait compiles.
-        .package(name: "IDTokenKit", path: "../..", traits: ["GRPC"]),
+        .package(name: "IDTokenKit", path: "../.."),
         .package(url: "https://github.com/apple/swift-nio", from: "2.80.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
         // swift-nio-http2's HPACK decoder, the reference FuzzHPACK checks the gRPC door's against.

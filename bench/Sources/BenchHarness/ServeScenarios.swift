@@ -12,7 +12,7 @@ import NIOEmbedded
 ///
 /// - `serve-http-known`: one Firebase token over and over, the verified-token cache answering (a token seen before).
 /// - `serve-http-distinct`: the same token with the cache off, so that every request verifies its signature.
-/// - `serve-grpc-known`, `serve-grpc-distinct` (a build with the GRPC trait): the same through the gRPC door, Envoy's
+/// - `serve-grpc-known`, `serve-grpc-distinct`: the same through the gRPC door, Envoy's
 ///   `Authorization/Check` call written as HTTP/2 frames (``GRPCCalls``) to the door's handlers in an `EmbeddedChannel`,
 ///   its answer frames taken back. The two doors' instruction counts, side by side, are the ratio issue 42's gRPC goal
 ///   asks of the service's CPU (the kernel's socket work, about the same for both, left out).
@@ -51,14 +51,11 @@ func serveScenarios(_ fixtures: Fixtures) throws -> [Scenario] {
         guard serve()() else { throw BenchError("\(name): the HTTP door does not answer the firebase fixture 200") }
         var scenarios = [Scenario(name: name, summary: "idtoken serve's HTTP door in an EmbeddedChannel, a Firebase token, verified-token cache \(cache > 0 ? "on" : "off")",
                                   baseline: "raw-rsa2048", makeOperation: serve)]
-        #if GRPC
         scenarios.append(try grpcScenario(name: "serve-grpc-\(label)", service: service, token: token, cache: cache > 0))
-        #endif
         return scenarios
     }
 }
 
-#if GRPC
 /// The gRPC door's scenario over `service`: each operation is one `Check` call on a new stream of one connection.
 func grpcScenario(name: String, service: ServeService, token: String, cache: Bool) throws -> Scenario {
     let serve: @Sendable () -> (() -> Bool) = {
@@ -196,4 +193,3 @@ struct GRPCCalls {
         return out + [UInt8(value)]
     }
 }
-#endif

@@ -5,7 +5,7 @@ import Logging
 import NIOCore
 import NIOEmbedded
 
-// The gRPC door's HTTP/2 connection (GRPCConnection, the GRPC trait) on hostile bytes: what any peer that reaches
+// The gRPC door's HTTP/2 connection (GRPCConnection) on hostile bytes: what any peer that reaches
 // `--grpc-listen` can send, frames, header blocks and messages alike. The service is the bundled sample's
 // (Vectors/samples/audit-config.json: Firebase, Apple and Facebook profiles on static keys, a fixed time).
 //
