@@ -7,11 +7,16 @@ HTTP/1.1 keep-alive, each for a fixed number of seconds with as many requests in
 Rows: "known token" (the verified-token cache on: what a mesh sees, the same token on every request of a session) and
 "distinct token" (the cache off, `serve.verifiedTokenCache: 0`: every request verifies the signature, as a token not
 seen before does), for each door; then the gRPC door at half its saturating rate (h2load --rps, each request's time
-from its log: p50 and p99). Reported: requests/s, the clients' latency, and the server's CPU time a request (user +
-system from /proc), the figure that compares the doors on a shared machine; the ratios DESIGN §9/§18 and issue 42
-set: known token / nginx, distinct token against raw + 1.5 × nginx, gRPC / HTTP.
+from its log: p50 and p99), and one request at a time on one connection to nginx and to each door with the known token
+(p50 and p99 of the round trip: the latency the machine's loopback and scheduler give any server, the floor under
+that p99). Reported: requests/s, the clients' latency, and the server's CPU time a request (user + system from
+/proc), the figure that compares the doors on a shared machine; the ratios DESIGN §9/§18 and issue 42 set: known
+token / nginx, distinct token against raw + 1.5 × nginx, gRPC / HTTP.
 
-Usage: python3 bench/grpc_load.py PATH/TO/idtoken [--seconds 10] [--connections 4] [--streams 16] [--threads 2] [--rounds 1]
+--pin runs the service, nginx and openssl on the last CPU and h2load and wrk on the others (give --threads 1), so that
+the latencies are not the clients' and the service's threads taking turns on one core.
+
+Usage: python3 bench/grpc_load.py PATH/TO/idtoken [--seconds 10] [--connections 4] [--streams 16] [--threads 2] [--rounds 1] [--pin]
 (a release build: `swift build -c release --product idtoken`, or scripts/package's .build/package/idtoken)
 """
 import argparse
@@ -29,7 +34,7 @@ import time
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "scripts"))
 from check_serve import Key, firebase_claims, firebase_config  # noqa: E402
 from check_grpc import stubs  # noqa: E402
-from serve_bench import free_port, nginx_argv  # noqa: E402
+from serve_bench import PINNING, free_port, nginx_argv, pinned  # noqa: E402
 
 
 def cpu_seconds(pid):
@@ -42,22 +47,42 @@ def percentile(values, fraction):
     return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))] if ordered else float("nan")
 
 
-def h2load(args, grpc_address, body, log=None, rps=None):
-    argv = ["h2load", "-D", str(args.seconds), "-c", str(args.connections), "-m", str(args.streams), "-t", "1",
+def h2load(args, grpc_address, body, log=None, rps=None, single=False):
+    """h2load for `args.seconds`; `single`: one connection with one call at a time (the round trip)."""
+    connections, streams = (1, 1) if single else (args.connections, args.streams)
+    argv = ["h2load", "-D", str(args.seconds), "-c", str(connections), "-m", str(streams), "-t", "1",
             "-d", body, "-H", "content-type: application/grpc", "-H", "te: trailers"]
     if log:
         argv += ["--log-file", log]
     if rps:
-        argv += ["--rps", str(max(1, int(rps / args.connections)))]
-    return subprocess.run(argv + [f"http://{grpc_address}/envoy.service.auth.v3.Authorization/Check"],
+        argv += ["--rps", str(max(1, int(rps / connections)))]
+    return subprocess.run(pinned(argv + [f"http://{grpc_address}/envoy.service.auth.v3.Authorization/Check"], "client"),
                           capture_output=True, text=True).stdout
 
 
-def wrk(args, port, token=None):
-    argv = ["wrk", "-d", f"{args.seconds}s", "-c", str(args.connections * args.streams), "-t", "1", "--latency"]
+def wrk(args, port, token=None, single=False):
+    """wrk for `args.seconds`; `single`: one connection (the round trip)."""
+    argv = ["wrk", "-d", f"{args.seconds}s", "-c", "1" if single else str(args.connections * args.streams), "-t", "1", "--latency"]
     if token:
         argv += ["-H", "Authorization: Bearer " + token]
-    return subprocess.run(argv + [f"http://127.0.0.1:{port}/verify"], capture_output=True, text=True).stdout
+    return subprocess.run(pinned(argv + [f"http://127.0.0.1:{port}/verify"], "client"), capture_output=True, text=True).stdout
+
+
+def round_trip(args, work, run):
+    """p50 and p99 in µs of one request at a time over one connection, from `run(log)`: wrk's latency distribution, or
+    each request's time in the h2load log `log` names."""
+    log = os.path.join(work, "round-trip.log")
+    if os.path.exists(log):
+        os.unlink(log)
+    output = run(log)
+    if os.path.exists(log):
+        times = [int(line.split("\t")[2]) for line in open(log) if line.count("\t") >= 2]
+        return percentile(times, 0.5), percentile(times, 0.99)
+    micros = []
+    for name in ("50", "99"):
+        value, unit = re.search(r"^\s+%s%%\s+([\d.]+)(us|ms|s)" % name, output, re.M).groups()
+        micros.append(float(value) * {"us": 1, "ms": 1e3, "s": 1e6}[unit])
+    return tuple(micros)
 
 
 def measured(pid, run):
@@ -83,12 +108,15 @@ def measured(pid, run):
     return requests, rps, latency, cpu * 1e6 / max(requests, 1)
 
 
-def nginx_floor(args, work, body=0):
-    """nginx answering 200 with `body` bytes of body (0: the empty 200, the HTTP floor)."""
+def nginx_floor(args, work, body=0, trip=None):
+    """nginx answering 200 with `body` bytes of body (0: the empty 200, the HTTP floor); with a dict `trip`, its round
+    trip (one request at a time) is measured too, into trip["nginx"]."""
     port = free_port()
-    nginx = subprocess.Popen(nginx_argv(work, port, body), stderr=subprocess.DEVNULL)
+    nginx = subprocess.Popen(pinned(nginx_argv(work, port, body), "server"), stderr=subprocess.DEVNULL)
     try:
         time.sleep(0.5)
+        if trip is not None:
+            trip["nginx"] = round_trip(args, work, lambda log: wrk(args, port, single=True))
         return measured(nginx.pid, lambda: wrk(args, port))
     finally:
         nginx.terminate()
@@ -96,7 +124,7 @@ def nginx_floor(args, work, body=0):
 
 
 def raw_verify_us():
-    speed = subprocess.run(["openssl", "speed", "-seconds", "3", "-mr", "rsa2048"], capture_output=True, text=True).stdout
+    speed = subprocess.run(pinned(["openssl", "speed", "-seconds", "3", "-mr", "rsa2048"], "server"), capture_output=True, text=True).stdout
     match = re.search(r"\+F2:\d+:2048:([\d.]+):([\d.]+)", speed)
     value = float(match.group(2)) if match else float("nan")
     return 1e6 / value if match and value > 1 else value * 1e6   # -mr: seconds an op in newer versions, ops/s before
@@ -131,7 +159,14 @@ def main():
                         help="repeat the whole measurement (nginx, both doors, raw) and print each ratio's median over the rounds")
     parser.add_argument("--libcrypto", action="store_true",
                         help="signatures one at a time through libcrypto, as on a CPU without AVX-512 IFMA (IDTK_RSA_BATCH=libcrypto)")
+    parser.add_argument("--pin", action="store_true",
+                        help="the service, nginx and openssl on the last CPU, h2load and wrk on the others (with --threads 1)")
     args = parser.parse_args()
+    if args.pin:
+        cpus = sorted(os.sched_getaffinity(0))
+        if len(cpus) < 2 or not shutil.which("taskset"):
+            raise SystemExit("--pin needs two CPUs or more and taskset (util-linux)")
+        PINNING["server"], PINNING["client"] = cpus[-1:], cpus[:-1]
     for tool in ("h2load", "wrk", "nginx"):
         if not shutil.which(tool) and not os.path.exists("/usr/sbin/" + tool):
             raise SystemExit(f"{tool} is not installed (apt-get install nghttp2-client wrk nginx)")
@@ -149,15 +184,15 @@ def main():
         for round_number in range(args.rounds):
             if args.rounds > 1:
                 print(f"round {round_number + 1} of {args.rounds}")
-            rows = {}
+            rows, trip = {}, {}
             half = None
             for label, cache in (("known token", 8192), ("distinct token", 0)):
                 configuration = dict(base, serve={"verifiedTokenCache": cache})
                 path = os.path.join(work, f"serve-{cache}.json")
                 with open(path, "w") as f:
                     json.dump(configuration, f)
-                serve = subprocess.Popen([args.binary, "serve", "--config", path, "--listen", "127.0.0.1:0", "--grpc-listen",
-                                          "127.0.0.1:0", "--threads", str(args.threads), "--log-level", "warning"],
+                serve = subprocess.Popen(pinned([args.binary, "serve", "--config", path, "--listen", "127.0.0.1:0", "--grpc-listen",
+                                                 "127.0.0.1:0", "--threads", str(args.threads), "--log-level", "warning"], "server"),
                                          stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                                          env=dict(os.environ, IDTK_RSA_BATCH="libcrypto") if args.libcrypto else None)
                 try:
@@ -166,6 +201,9 @@ def main():
                     rows[("HTTP", label)] = measured(serve.pid, lambda: wrk(args, http_port, token))
                     rows[("gRPC", label)] = measured(serve.pid, lambda: h2load(args, grpc_address, body))
                     if cache:
+                        # The round trip of one request at a time on each door: the machine's own latency floor.
+                        trip["HTTP"] = round_trip(args, work, lambda log: wrk(args, http_port, token, single=True))
+                        trip["gRPC"] = round_trip(args, work, lambda log: h2load(args, grpc_address, body, log=log, single=True))
                         # Half the gRPC door's saturating rate, open loop per client: each request's time from h2load's log.
                         log = os.path.join(work, "h2load.log")
                         rate = rows[("gRPC", label)][1] / 2
@@ -175,7 +213,7 @@ def main():
                 finally:
                     serve.send_signal(signal.SIGTERM)
                     serve.wait(timeout=30)
-            floor = nginx_floor(args, work)
+            floor = nginx_floor(args, work, trip=trip)
             # nginx sending as many bytes as the HTTP door's allow answer (595 for this token: the identity headers and
             # X-Auth-Claims): what the kernel's loopback path costs for the answer's size alone, with no work.
             sized = nginx_floor(args, work, body=595 - 149)
@@ -184,7 +222,8 @@ def main():
             in_flight = args.connections * args.streams
             print(f"{in_flight} requests in flight: h2load {args.connections} connections × {args.streams} streams; "
                   f"wrk {in_flight} connections; the service on {args.threads} event-loop threads"
-                  + (", signatures through libcrypto one at a time" if args.libcrypto else ""))
+                  + (", signatures through libcrypto one at a time" if args.libcrypto else "")
+                  + (f"; pinned: servers on CPU {PINNING['server'][0]}, clients on the others" if args.pin else ""))
             print(f"| {'door':5} | {'tokens':15} | {'requests':>9} | {'req/s':>8} | {'latency':26} | server CPU µs a request |")
             print("|---|---|---:|---:|---|---:|")
             print(f"| nginx | empty 200 (floor) | {floor[0]:9d} | {floor[1]:8.0f} | {floor[2]:26} | {floor[3]:.1f} |")
@@ -202,6 +241,9 @@ def main():
             if half:
                 print(f"gRPC at half saturation ({half[0]:.0f} calls/s, {half[1]} calls): p50 {half[2] / 1000:.2f} ms, "
                       f"p99 {half[3] / 1000:.2f} ms (goal p99 ≤ 1 ms)")
+            if len(trip) == 3:
+                print("one request at a time on one connection, known token (the machine's round trip), p50 / p99 µs: "
+                      + ", ".join(f"{name} {trip[name][0]:.0f} / {trip[name][1]:.0f}" for name in ("nginx", "HTTP", "gRPC")))
             summary.append(dict(known=rows[("HTTP", "known token")][3] / floor[3],
                                 distinct=rows[("HTTP", "distinct token")][3] - raw - 1.5 * floor[3],
                                 grpc=rows[("gRPC", "known token")][3] / rows[("HTTP", "known token")][3],
