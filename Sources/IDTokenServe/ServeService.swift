@@ -302,8 +302,8 @@ package final class ServeService: Sendable {
     }
 
     /// The ID token's answer from where its way stands.
-    private func decision<Token: TokenText>(_ step: MultiProfileVerifier.Step, token: Token, nonce: String?, appID: String?) -> ServeDecision {
-        switch step {
+    private func decision<Token: TokenText>(_ step: consuming MultiProfileVerifier.Step, token: Token, nonce: String?, appID: String?) -> ServeDecision {
+        switch consume step {
         case .done(let outcome):
             return .now(answer(outcome, token: token, nonce: nonce, appID: appID))
         case .waiting(_, let rest):
@@ -313,8 +313,9 @@ package final class ServeService: Sendable {
     }
 
     /// The contract's answer to the verifier's outcome.
-    private func answer<Token: TokenText>(_ outcome: ProfileVerification, token: Token, nonce: String?, appID: String?) -> ServeResponse {
-        guard let verified = outcome.verifiedToken, let name = outcome.profile else {
+    private func answer<Token: TokenText>(_ outcome: consuming ProfileVerification, token: Token, nonce: String?, appID: String?) -> ServeResponse {
+        // The verified token moved out of the outcome, not copied (a known token's answer comes this way every request).
+        guard let name = outcome.profile, let verified = outcome.verifiedToken.take() else {
             var response = refusal(outcome.error ?? TokenError(.malformed, "no verdict"), profile: outcome.profile)
             if appID != nil { response.headers.append(("X-Auth-Error-Token", "id-token")) }
             return response

@@ -460,9 +460,8 @@ public struct MultiProfileVerifier: Sendable {
             return IDTokenVerifier.cachedToken(token, in: cache, keys: nil, keySource: keySource, now: now, nonce: nonce?.resolved(nonceMode))
         }
 
-        func accepted(_ verified: VerifiedToken) -> ProfileVerification {
-            ProfileVerification(error: nil, verifiedToken: verified, signatureVerified: true, splitHeader: verified.header,
-                                claims: verified.claims.object, leeway: leeway, profile: name, payloadRange: verified.payloadRange)
+        func accepted(_ verified: consuming VerifiedToken) -> ProfileVerification {
+            ProfileVerification(accepted: verified, leeway: leeway, profile: name)
         }
 
         func prepare(_ jws: CompactJWS, now: Double, nonce: Nonce?, claims: JSONObject?, reportsRefusals: Bool) -> Prepared {
