@@ -34,7 +34,7 @@ import time
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "scripts"))
 from check_serve import Key, firebase_claims, firebase_config  # noqa: E402
 from check_grpc import stubs  # noqa: E402
-from serve_bench import PINNING, free_port, nginx_argv, pinned  # noqa: E402
+from serve_bench import PINNING, free_port, nginx_argv, pin_to_last_cpu, pinned  # noqa: E402
 
 
 def cpu_seconds(pid):
@@ -68,16 +68,17 @@ def wrk(args, port, token=None, single=False):
     return subprocess.run(pinned(argv + [f"http://127.0.0.1:{port}/verify"], "client"), capture_output=True, text=True).stdout
 
 
-def round_trip(args, work, run):
-    """p50 and p99 in µs of one request at a time over one connection, from `run(log)`: wrk's latency distribution, or
-    each request's time in the h2load log `log` names."""
-    log = os.path.join(work, "round-trip.log")
+def logged_micros(args, grpc_address, body, work, **options):
+    """Each call's time in µs, from the log of an h2load run with `options` (rps=, single=)."""
+    log = os.path.join(work, "h2load.log")
     if os.path.exists(log):
         os.unlink(log)
-    output = run(log)
-    if os.path.exists(log):
-        times = [int(line.split("\t")[2]) for line in open(log) if line.count("\t") >= 2]
-        return percentile(times, 0.5), percentile(times, 0.99)
+    h2load(args, grpc_address, body, log=log, **options)
+    return [int(line.split("\t")[2]) for line in open(log) if line.count("\t") >= 2]
+
+
+def wrk_p50_p99(output):
+    """The p50 and p99 in µs of wrk's latency distribution."""
     micros = []
     for name in ("50", "99"):
         value, unit = re.search(r"^\s+%s%%\s+([\d.]+)(us|ms|s)" % name, output, re.M).groups()
@@ -116,7 +117,7 @@ def nginx_floor(args, work, body=0, trip=None):
     try:
         time.sleep(0.5)
         if trip is not None:
-            trip["nginx"] = round_trip(args, work, lambda log: wrk(args, port, single=True))
+            trip["nginx"] = wrk_p50_p99(wrk(args, port, single=True))
         return measured(nginx.pid, lambda: wrk(args, port))
     finally:
         nginx.terminate()
@@ -163,10 +164,7 @@ def main():
                         help="the service, nginx and openssl on the last CPU, h2load and wrk on the others (with --threads 1)")
     args = parser.parse_args()
     if args.pin:
-        cpus = sorted(os.sched_getaffinity(0))
-        if len(cpus) < 2 or not shutil.which("taskset"):
-            raise SystemExit("--pin needs two CPUs or more and taskset (util-linux)")
-        PINNING["server"], PINNING["client"] = cpus[-1:], cpus[:-1]
+        pin_to_last_cpu()
     for tool in ("h2load", "wrk", "nginx"):
         if not shutil.which(tool) and not os.path.exists("/usr/sbin/" + tool):
             raise SystemExit(f"{tool} is not installed (apt-get install nghttp2-client wrk nginx)")
@@ -202,13 +200,12 @@ def main():
                     rows[("gRPC", label)] = measured(serve.pid, lambda: h2load(args, grpc_address, body))
                     if cache:
                         # The round trip of one request at a time on each door: the machine's own latency floor.
-                        trip["HTTP"] = round_trip(args, work, lambda log: wrk(args, http_port, token, single=True))
-                        trip["gRPC"] = round_trip(args, work, lambda log: h2load(args, grpc_address, body, log=log, single=True))
+                        trip["HTTP"] = wrk_p50_p99(wrk(args, http_port, token, single=True))
+                        times = logged_micros(args, grpc_address, body, work, single=True)
+                        trip["gRPC"] = (percentile(times, 0.5), percentile(times, 0.99))
                         # Half the gRPC door's saturating rate, open loop per client: each request's time from h2load's log.
-                        log = os.path.join(work, "h2load.log")
                         rate = rows[("gRPC", label)][1] / 2
-                        h2load(args, grpc_address, body, log=log, rps=rate)
-                        times = [int(line.split("\t")[2]) for line in open(log) if line.count("\t") >= 2]
+                        times = logged_micros(args, grpc_address, body, work, rps=rate)
                         half = (rate, len(times), percentile(times, 0.5), percentile(times, 0.99))
                 finally:
                     serve.send_signal(signal.SIGTERM)

@@ -163,6 +163,16 @@ class Target:
 PINNING = {"server": None, "client": None}
 
 
+def pin_to_last_cpu():
+    """--pin: the servers on the last CPU this process may use, the clients on the others (PINNING)."""
+    cpus = sorted(os.sched_getaffinity(0))
+    if len(cpus) < 2:
+        sys.exit("error: --pin needs at least two CPUs (this process may use %s)" % cpus)
+    if not shutil.which("taskset"):
+        sys.exit("error: --pin needs taskset (util-linux)")
+    PINNING["server"], PINNING["client"] = cpus[-1:], cpus[:-1]
+
+
 def pinned(command, role):
     cpus = PINNING[role]
     return command if cpus is None else ["taskset", "-c", ",".join(map(str, sorted(cpus)))] + command
@@ -295,12 +305,7 @@ def main():
     if not args.binary:
         parser.error("the idtoken executable is required")
     if args.pin:
-        cpus = sorted(os.sched_getaffinity(0))
-        if len(cpus) < 2:
-            sys.exit("error: --pin needs at least two CPUs (this process may use %s)" % cpus)
-        if not shutil.which("taskset"):
-            sys.exit("error: --pin needs taskset (util-linux)")
-        PINNING["server"], PINNING["client"] = cpus[-1:], cpus[:-1]
+        pin_to_last_cpu()
     work = tempfile.mkdtemp(prefix="serve-bench-")
     try:
         run(args, work)

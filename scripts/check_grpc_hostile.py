@@ -16,7 +16,6 @@ an answer whose window stays shut past serve.requestTimeoutSeconds (2 s here) is
 
 Usage: scripts/check_grpc_hostile.py PATH/TO/idtoken     (exit 0 when every check passed)
 """
-import json
 import os
 import socket
 import subprocess
@@ -147,13 +146,8 @@ def main():
     from envoy.service.auth.v3 import external_auth_pb2 as auth, external_auth_pb2_grpc as auth_grpc
 
     key = Key("hostile-key")
-    _, config = firebase_config(work, key)
-    with open(config) as f:
-        settings = json.load(f)
     # A short request timeout, so that the check of an answer stalled behind a shut window ends within seconds.
-    settings["serve"] = {"requestTimeoutSeconds": 2}
-    with open(config, "w") as f:
-        json.dump(settings, f)
+    _, config = firebase_config(work, key, serve={"requestTimeoutSeconds": 2})
     log = open(os.path.join(work, "serve.log"), "wb")
     serve = subprocess.Popen([binary, "serve", "--config", config, "--listen", "127.0.0.1:0", "--grpc-listen", "127.0.0.1:0",
                               "--threads", "2"], stdout=subprocess.PIPE, stderr=log)

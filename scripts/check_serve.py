@@ -63,15 +63,16 @@ class Key:
         return header + "." + payload + "." + b64url(signature)
 
 
-def firebase_config(work, key, keys_name="keys.json", config_name="serve.json"):
+def firebase_config(work, key, keys_name="keys.json", config_name="serve.json", serve=None):
     """A configuration file of one Firebase profile whose keys are `key`'s (a JWKS file beside it), named
-    `config_name` and `keys_name` in `work`: the paths of the key file and of the configuration."""
+    `config_name` and `keys_name` in `work`, with `serve` as its `serve` member when given: the paths of the key file
+    and of the configuration."""
     keys = os.path.join(work, keys_name)
     with open(keys, "w") as f:
         json.dump({"keys": [key.jwk()]}, f)
     config = os.path.join(work, config_name)
     with open(config, "w") as f:
-        json.dump({"profiles": [{"provider": "firebase", "projectId": PROJECT, "keys": keys}]}, f)
+        json.dump({"profiles": [{"provider": "firebase", "projectId": PROJECT, "keys": keys}], **({"serve": serve} if serve else {})}, f)
     return keys, config
 
 
