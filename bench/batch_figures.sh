@@ -14,7 +14,7 @@
 #      (verify-firebase-batch8) against raw-rsa2048, at 1 thread and at every core.
 #   2. idtoken-bench --scenario audit (the 20,000 records, verdict cache off): records per CPU-second over raw's,
 #      raw measured around each whole run of the audit.
-#   3. idtoken audit of 200,000 records at 1, 2, 4, 8 and 16 threads (fewer on a smaller machine): wall and CPU
+#   3. idtoken audit of 200,000 records (IDTK_AUDIT_RECORDS) at 1, 2, 4, 8 and 16 threads (fewer on a smaller machine): wall and CPU
 #      seconds, records per CPU-second and its ratio to one thread's (the goal: at least 0.9 at 16), peak RSS.
 #   4. idtoken serve, distinct tokens, verified-token cache off, event loops on the first half of the cores and the
 #      clients on the other half: wrk at 32 and 128 connections (requests/s, p50/p99, server CPU a request), then
@@ -23,7 +23,8 @@
 #   5. idtoken serve with serve.appCheck (an ID token and a distinct App Check token a request, both signatures
 #      verified, batched together on IFMA): wrk at 128 connections.
 #   6. Both doors of idtoken serve on one event loop beside nginx's empty 200 (one worker), all on the same CPU: a
-#      known token (verified-token cache on) and a token verified on every request (cache off), over HTTP (wrk) and
+#      known token (verified-token cache on) and a token verified on every request (cache off; with the CPU's choice
+#      and with libcrypto), over HTTP (wrk) and
 #      over gRPC (h2load sending Envoy's Check call), at 32 and 128 requests in flight: server CPU a request and its
 #      ratio to nginx's (bench/grpc_load.py's rows, on this machine).
 set -uo pipefail
@@ -116,8 +117,12 @@ done
 fi
 
 if wants 3; then
-echo; echo "## 3. idtoken audit, 200,000 records, verdict cache off (and, last, on at its default size)"
-for _ in 1 2 3 4 5 6 7 8 9 10; do cat "$files/audit-20k.log"; done > "$work/audit-200k.log"
+# IDTK_AUDIT_RECORDS (a multiple of 20,000; 200,000 by default) sizes section 3's log: at 16 threads 200,000 records
+# take a quarter of a second, start-up included, and 1,000,000 give a steadier per-CPU-second rate.
+records=${IDTK_AUDIT_RECORDS:-200000}
+[ $(( records % 20000 )) = 0 ] && [ "$records" -gt 0 ] || { echo "IDTK_AUDIT_RECORDS must be a multiple of 20000" >&2; exit 2; }
+echo; echo "## 3. idtoken audit, $(printf "%'d" "$records") records, verdict cache off (and, last, on at its default size)"
+for _ in $(seq $(( records / 20000 ))); do cat "$files/audit-20k.log"; done > "$work/audit.log"
 echo "| implementation | threads | verdict cache | wall s | CPU s | records per CPU-second | ÷ 1 thread | peak RSS MB |"
 echo "|---|---|---|---|---|---|---|---|"
 audit_row() {   # implementation threads cache-option-or-empty
@@ -126,13 +131,13 @@ audit_row() {   # implementation threads cache-option-or-empty
     [ -n "$cache" ] && options+=(--verdict-cache "$cache")
     if [ -n "$gnutime" ]; then
         (cd "$files" && with "$impl" "$gnutime" -f "%e %U %S %M" -o "$work/time" idtoken audit --config audit-config.json \
-            "${options[@]}" "$work/audit-200k.log" >/dev/null 2>&1)
+            "${options[@]}" "$work/audit.log" >/dev/null 2>&1)
     else
         (cd "$files" && TIMEFORMAT="%R %U %S 0" && { time with "$impl" idtoken audit --config audit-config.json \
-            "${options[@]}" "$work/audit-200k.log" >/dev/null 2>&1; } 2> "$work/time")
+            "${options[@]}" "$work/audit.log" >/dev/null 2>&1; } 2> "$work/time")
     fi
     read -r wall user sys rss < <(tail -1 "$work/time")
-    rate=$(awk -v u="$user" -v s="$sys" 'BEGIN { printf "%.0f", 200000 / (u + s) }')
+    rate=$(awk -v n="$records" -v u="$user" -v s="$sys" 'BEGIN { printf "%.0f", n / (u + s) }')
     [ -n "$single" ] || single=$rate
     awk -v i="$(label "$impl")" -v t="$threads" -v c="${cache:-default}" -v w="$wall" -v u="$user" -v s="$sys" -v r="$rate" \
         -v o="$single" -v m="$rss" \
@@ -247,9 +252,18 @@ for flight in 32 128; do
     floors[$flight]=$last_us
 done
 kill "$server"; wait "$server" 2>/dev/null; server=""
-for config in serve-known.json serve.json; do
-    kind=$([ "$config" = serve-known.json ] && echo "known token" || echo "verified each time (cache off)")
-    (cd "$files/serve" && exec taskset -c 0 idtoken serve --config "$config" --listen 127.0.0.1:0 --grpc-listen 127.0.0.1:0 \
+# The raw primitive on the same CPU, for DESIGN §18's distinct-token goal: raw + 1.5 × nginx's CPU a request.
+raw_us=$(taskset -c 0 idtoken-bench --fixtures "$files/fixtures/tokens.json" --scenario raw-rsa2048 --threads 1 --rounds 3 2>&1 |
+    awk '$1 == "raw-rsa2048" && $2 == 1 { printf "%.1f", 1e6 / $4 }')
+for flight in 32 128; do
+    echo "| raw-rsa2048 (libcrypto) | one verification | — | — | $raw_us | goal for a distinct token: $(awk -v r="$raw_us" -v n="${floors[$flight]}" 'BEGIN { printf "%.1f µs (raw + 1.5 × nginx at %d)", r + 1.5 * n, '"$flight"' }') |"
+done
+# A known token is answered from the verified-token cache, with no signature to verify: one row. A token verified on
+# every request has a row for each implementation (DESIGN §18's distinct-token goal is for either).
+for run in "serve-known.json default" "serve.json default" "serve.json libcrypto"; do
+    read -r config impl <<< "$run"
+    kind=$([ "$config" = serve-known.json ] && echo "known token" || echo "verified each time (cache off, $(label "$impl"))")
+    (cd "$files/serve" && exec env $(implementation_env "$impl") taskset -c 0 idtoken serve --config "$config" --listen 127.0.0.1:0 --grpc-listen 127.0.0.1:0 \
         --threads 1 --log-level error --at "$(cat at)") > "$work/serve.out" 2> "$work/serve.err" &
     server=$!
     port="" grpc=""
