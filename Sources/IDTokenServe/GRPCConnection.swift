@@ -771,7 +771,7 @@ final class GRPCConnection: ChannelDuplexHandler, FlushesAnswers {
             }
         case .signature(let pending, let then):
             guard let batcher, batcher.defers() else {
-                decided(then(pending.finish(signatureValid: pending.jws.verifySignature(with: pending.key))), stream: stream,
+                decided(then(pending.finish(signatureValid: pending.verifySignature())), stream: stream,
                         started: started, context: context)
                 return
             }

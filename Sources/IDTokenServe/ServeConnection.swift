@@ -241,7 +241,7 @@ final class ServeConnection: ChannelDuplexHandler, FlushesAnswers {
             }
         case .signature(let pending, let then):
             guard let batcher, batcher.defers() else {
-                decided(then(pending.finish(signatureValid: pending.jws.verifySignature(with: pending.key))), head: head,
+                decided(then(pending.finish(signatureValid: pending.verifySignature())), head: head,
                         started: started, context: context)
                 return
             }

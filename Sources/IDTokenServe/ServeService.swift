@@ -174,7 +174,7 @@ package final class ServeService: Sendable {
         case .now(let ready): return ready
         case .later(let work): return await work()
         case .signature(let pending, let then):
-            return await response(of: then(pending.finish(signatureValid: pending.jws.verifySignature(with: pending.key))))
+            return await response(of: then(pending.finish(signatureValid: pending.verifySignature())))
         }
     }
 

@@ -14,8 +14,14 @@ import NIOCore
 final class SignatureBatcher: @unchecked Sendable {
     let eventLoop: any EventLoop
     private let signatures: SignatureBatch
-    private var waiting: [(token: MultiProfileVerifier.PendingToken, verified: (Bool) -> Void)] = []
-    private var spare: [(token: MultiProfileVerifier.PendingToken, verified: (Bool) -> Void)] = []
+    private var waiting: [Queued] = []
+    private var spare: [Queued] = []
+
+    /// A token waiting for its cycle's batch, and what gets its verdict.
+    private struct Queued {
+        let token: MultiProfileVerifier.PendingToken
+        let verified: (Bool) -> Void
+    }
     /// Batches run and tokens verified in them, and the largest batch (for tests and metrics).
     private(set) var batches = 0
     private(set) var tokens = 0
@@ -47,7 +53,7 @@ final class SignatureBatcher: @unchecked Sendable {
     /// Queues `token`'s signature; `verified` gets the verdict (libcrypto's, or the kernel's exact encoding) once the
     /// loop has handled this cycle's reads.
     func add(_ token: MultiProfileVerifier.PendingToken, verified: @escaping (Bool) -> Void) {
-        waiting.append((token, verified))
+        waiting.append(Queued(token: token, verified: verified))
         if waiting.count == 1 {
             eventLoop.execute { self.run() }
         }
@@ -63,7 +69,9 @@ final class SignatureBatcher: @unchecked Sendable {
         batching = count >= signatures.minimumKernelLanes
         // Read through the buffer: the tokens are lent to the batch where they are, not copied out.
         spare.withUnsafeBufferPointer { spare in
-            signatures.verify(count: count, entry: { k, use in use(spare[k].token.jws, spare[k].token.key) }) { k, valid in
+            signatures.verify(count: count, entry: { k, use in
+                MultiProfileVerifier.PendingToken.withSignatureInput(of: (spare.baseAddress! + k).pointer(to: \.token)!, use)
+            }) { k, valid in
                 spare[k].verified(valid)
             }
         }

@@ -404,8 +404,8 @@ package final class AuditEngine: @unchecked Sendable {
         case blank(line: Int)
         /// Answered already: a line without a token, or a verdict from the cache.
         case answered(AuditResult)
-        /// Verified with the batch: the record, and its verdict-cache hash and claim (see ``VerdictCache/Lookup``).
-        case verifying(record: Int, hash: UInt64, claimed: Bool, fresh: Bool)
+        /// Verified with the batch: its ``Verifying`` entry says which record, and its verdict-cache hash and claim.
+        case verifying
         /// The same token as an earlier record of this batch, or one another worker is judging: looked up again
         /// once the batch's verdicts are in the cache.
         case later(record: Int)
@@ -446,9 +446,6 @@ package final class AuditEngine: @unchecked Sendable {
         // What each token to verify is verified with; its bytes are its record's.
         var entries: [Verifying] = []
         entries.reserveCapacity(count)
-        // Where each entry's line is in `gathered`.
-        var positions: [Int] = []
-        positions.reserveCapacity(count)
         batch.lines.withUnsafeBufferPointer { lines in
             for k in lines.indices {
                 guard let record = extractor.extract(lines[k]) else {
@@ -461,9 +458,9 @@ package final class AuditEngine: @unchecked Sendable {
                     gathered.append(.later(record: records.count))
                     records.append(record)
                 case .verify(let at, let nonce, let hash, let claimed, let fresh):
-                    positions.append(gathered.count)
-                    gathered.append(.verifying(record: records.count, hash: hash, claimed: claimed, fresh: fresh))
-                    entries.append(Verifying(record: records.count, at: at, nonce: nonce))
+                    gathered.append(.verifying)
+                    entries.append(Verifying(record: records.count, position: gathered.count - 1, at: at, nonce: nonce, hash: hash,
+                                             claimed: claimed, fresh: fresh))
                     records.append(record)
                 }
             }
@@ -481,10 +478,13 @@ package final class AuditEngine: @unchecked Sendable {
                                          reportsRefusals: true)
                     }
                 }) { entry, outcome in
-                    let k = positions[entry]
-                    guard case .verifying(let record, let hash, let claimed, let fresh) = gathered[k] else { return }
-                    gathered[k] = .answered(conclude(records[record], outcome, hash: hash, claimed: claimed, fresh: fresh,
-                                                     cache: cache, findReplays: findReplays, interners: interners, counts: &out))
+                    // What the first pass found is read from the entry: reading the line's `.verifying` back would copy
+                    // the whole enum out of the column and destroy it again.
+                    let position = entries[entry].position, record = entries[entry].record
+                    gathered[position] = .answered(conclude(records[record], outcome, hash: entries[entry].hash,
+                                                            claimed: entries[entry].claimed, fresh: entries[entry].fresh,
+                                                            cache: cache, findReplays: findReplays, interners: interners,
+                                                            counts: &out))
                 }
             }
         }
@@ -519,11 +519,16 @@ package final class AuditEngine: @unchecked Sendable {
         return out
     }
 
-    /// A record whose token the batch verifies, at `at` with `nonce`.
+    /// A record whose token the batch verifies, at `at` with `nonce`: its place in the record column and in
+    /// `gathered`, and its verdict-cache hash and claim (see ``VerdictCache/Lookup``).
     private struct Verifying {
         let record: Int
+        let position: Int
         let at: Double
         let nonce: Nonce?
+        let hash: UInt64
+        let claimed: Bool
+        let fresh: Bool
     }
 
     /// What the verdict cache said about a record.

@@ -187,7 +187,7 @@ public struct IDTokenVerifier: Sendable {
                       reportsRefusals: Bool) -> Step {
         switch prepare(jws, keys: keys, now: now, nonce: nonce, claims: claims, reportsRefusals: reportsRefusals) {
         case .decided(let step): return step
-        case .signature(let pending): return finish(pending, signatureValid: jws.verifySignature(with: pending.key))
+        case .signature(let pending): return finish(pending, signatureValid: pending.jws.verifySignature(with: pending.key))
         }
     }
 
@@ -211,11 +211,12 @@ public struct IDTokenVerifier: Sendable {
 
     /// The way up to the signature: the key set (`keys`, or the source's, or the wait for one), the header's
     /// algorithm and the key by `kid` (or, with the source's set, the wait for a refresh when the set lacks it).
-    package func prepare(_ jws: CompactJWS, keys given: JWKSet? = nil, now: Double, nonce: Nonce?, claims: JSONObject?,
+    /// The split token is moved on into the pending signature (a copy would retain and release its references).
+    package func prepare(_ jws: consuming CompactJWS, keys given: JWKSet? = nil, now: Double, nonce: Nonce?, claims: JSONObject?,
                          reportsRefusals: Bool) -> Prepared {
         guard let keys = given ?? fixedKeys ?? keySource.currentKeys() else {
             let unavailable = TokenError(.keysUnavailable, "the key source has no usable key set yet, and a synchronous verification does not fetch one")
-            return .decided(.waiting(without: Outcome(verification: .refused(unavailable, signatureVerified: false, header: jws.header, claims: claims))) { [self] in await self.fetched(jws, refreshingFor: nil, now: now, nonce: nonce, claims: claims,
+            return .decided(.waiting(without: Outcome(verification: .refused(unavailable, signatureVerified: false, header: jws.header, claims: claims))) { [self, jws = copy jws] in await self.fetched(jws, refreshingFor: nil, now: now, nonce: nonce, claims: claims,
                                                           reportsRefusals: reportsRefusals) })
         }
         let key: PublicKey
@@ -224,7 +225,7 @@ public struct IDTokenVerifier: Sendable {
             // Only a kid the set lacks is worth a refresh; a missing kid stays missing, and a fixed set or a given
             // snapshot stays as it is.
             if given == nil, fixedKeys == nil, error.code == .unknownKey, let kid = jws.header.kid, keys.key(kid: kid) == nil {
-                return .decided(.waiting(without: outcome) { [self] in await self.fetched(jws, refreshingFor: kid, now: now, nonce: nonce, claims: claims,
+                return .decided(.waiting(without: outcome) { [self, jws = copy jws] in await self.fetched(jws, refreshingFor: kid, now: now, nonce: nonce, claims: claims,
                                                               reportsRefusals: reportsRefusals) })
             }
             return .decided(.done(outcome))

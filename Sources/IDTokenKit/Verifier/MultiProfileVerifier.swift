@@ -281,30 +281,36 @@ public struct MultiProfileVerifier: Sendable {
     /// its index.
     package func evaluate(count: Int, signatures: SignatureBatch, prepared: (Int) -> Prepared,
                           _ body: (Int, consuming ProfileVerification) -> Void) {
-        var pending: [Waiting] = []
-        pending.reserveCapacity(count)
+        // The tokens waiting for their signatures, in memory of their own: each is lent to the batch where it lies
+        // and moved out for its verdict, which the batch gives once for each token after it has last lent it. An
+        // array would lend a copy of each (its closures cannot prove nothing writes the array meanwhile) and then
+        // destroy every element again through the type's value witness.
+        let tokens = UnsafeMutablePointer<PendingToken>.allocate(capacity: count)
+        let indexes = UnsafeMutablePointer<Int>.allocate(capacity: count)
+        defer {
+            tokens.deallocate()
+            indexes.deallocate()
+        }
+        var waiting = 0
         for index in 0..<count {
             switch prepared(index) {
             case .decided(.done(let outcome)), .decided(.waiting(let outcome, _)): body(index, outcome)
-            case .signature(let token): pending.append(Waiting(index: index, token: token))
+            case .signature(let token):
+                (tokens + waiting).initialize(to: token)
+                indexes[waiting] = index
+                waiting += 1
             }
         }
-        // Pending tokens are read in place, through their buffer.
-        pending.withUnsafeBufferPointer { pending in
-            signatures.verify(count: pending.count, entry: { k, use in use(pending[k].token.jws, pending[k].token.key) }) { k, valid in
-                // Switched on in place: `now()` would copy the outcome out of the step.
-                switch pending[k].token.finish(signatureValid: valid) {
-                case .done(let outcome), .waiting(let outcome, _): body(pending[k].index, outcome)
-                }
+        var moved = 0
+        signatures.verify(count: waiting, entry: { k, use in PendingToken.withSignatureInput(of: tokens + k, use) }) { k, valid in
+            moved += 1
+            // Switched on in place: `now()` would copy the outcome out of the step.
+            switch (tokens + k).move().finish(signatureValid: valid) {
+            case .done(let outcome), .waiting(let outcome, _): body(indexes[k], outcome)
             }
         }
-    }
-
-    /// A token of a batch waiting for its signature, and its index. A struct, not a tuple: an array of tuples
-    /// copies and destroys its elements through the tuple's run-time metadata.
-    private struct Waiting {
-        let index: Int
-        let token: PendingToken
+        // SignatureBatch.verify gives every token its verdict exactly once: none is left to deinitialize.
+        precondition(moved == waiting, "a token of the batch was given no signature verdict")
     }
 
     /// How far a token got without waiting.
@@ -317,7 +323,7 @@ public struct MultiProfileVerifier: Sendable {
                                         reportsRefusals: Bool) -> Step {
         switch prepare(token, now: now, nonce: given, profile: name, reportsRefusals: reportsRefusals) {
         case .decided(let step): return step
-        case .signature(let pending): return pending.finish(signatureValid: pending.jws.verifySignature(with: pending.key))
+        case .signature(let pending): return pending.finish(signatureValid: pending.verifySignature())
         }
     }
 
@@ -331,8 +337,27 @@ public struct MultiProfileVerifier: Sendable {
         package var jws: CompactJWS { pending.jws }
         package var key: PublicKey { pending.key }
 
+        /// Lends `body` the split token and the key its header chose where they are: the properties above return
+        /// copies, which retain and release each of the token's references.
+        @inline(__always)
+        package func withSignatureInput<R>(_ body: (borrowing CompactJWS, borrowing PublicKey) -> R) -> R {
+            body(pending.jws, pending.key)
+        }
+
+        /// ``withSignatureInput(_:)`` for a token in memory the caller holds: read through the pointer, not first
+        /// copied out of it (a method called on `pointer.pointee` gets a copy, as `body` could write there).
+        @inline(__always)
+        package static func withSignatureInput<R>(of token: UnsafePointer<PendingToken>,
+                                                  _ body: (borrowing CompactJWS, borrowing PublicKey) -> R) -> R {
+            body(token.pointer(to: \.pending.jws)!.pointee, token.pointer(to: \.pending.key)!.pointee)
+        }
+
+        /// Whether the signature verifies with the key its header chose, by libcrypto (``CompactJWS/verifySignature(with:)``).
+        @inline(__always)
+        package func verifySignature() -> Bool { pending.jws.verifySignature(with: pending.key) }
+
         /// The rest of the way, given the signature's verdict.
-        package func finish(signatureValid: Bool) -> Step {
+        package consuming func finish(signatureValid: Bool) -> Step {
             route.finish(pending, signatureValid: signatureValid)
         }
     }
@@ -366,7 +391,7 @@ public struct MultiProfileVerifier: Sendable {
             do { jws = try Self.split(token, limits: route.limits, forCache: route.cache != nil) } catch {
                 return .decided(.done(unsplit(error, token, limits: route.limits, leeway: route.leeway, profile: route.name)))
             }
-            return route.prepare(jws, now: now, nonce: nonce, claims: nil, reportsRefusals: reportsRefusals)
+            return route.prepare(consume jws, now: now, nonce: nonce, claims: nil, reportsRefusals: reportsRefusals)
         }
         for route in routes {
             if let hit = route.cachedToken(token, now: now, nonce: nonce) { return .decided(.done(route.accepted(hit))) }
@@ -394,9 +419,9 @@ public struct MultiProfileVerifier: Sendable {
                 return .decided(.done(ProfileVerification(error: error, signatureVerified: false, splitHeader: jws.header, claims: claims,
                                                  leeway: route.leeway, profile: route.name, payloadRange: jws.payloadRange)))
             }
-            return route.prepare(own, now: now, nonce: nonce, claims: nil, reportsRefusals: reportsRefusals)
+            return route.prepare(consume own, now: now, nonce: nonce, claims: nil, reportsRefusals: reportsRefusals)
         }
-        return route.prepare(jws, now: now, nonce: nonce, claims: claims, reportsRefusals: reportsRefusals)
+        return route.prepare(consume jws, now: now, nonce: nonce, claims: claims, reportsRefusals: reportsRefusals)
     }
 
     /// `token` split under `limits`. A token lent as bytes is split from its text when a verified-token cache may keep
@@ -464,11 +489,13 @@ public struct MultiProfileVerifier: Sendable {
             ProfileVerification(accepted: verified, leeway: leeway, profile: name)
         }
 
-        func prepare(_ jws: CompactJWS, now: Double, nonce: Nonce?, claims: JSONObject?, reportsRefusals: Bool) -> Prepared {
+        /// The split token is moved on into the pending signature (a copy would retain and release its references).
+        func prepare(_ jws: consuming CompactJWS, now: Double, nonce: Nonce?, claims: JSONObject?, reportsRefusals: Bool) -> Prepared {
             let resolved = nonce?.resolved(verifier.profile.nonceMode)
+            let payload = jws.payloadRange
             switch verifier.prepare(jws, now: now, nonce: resolved, claims: claims, reportsRefusals: reportsRefusals) {
             case .decided(let step):
-                return .decided(mapped(step, payload: jws.payloadRange, routingClaims: claims))
+                return .decided(mapped(step, payload: payload, routingClaims: claims))
             case .signature(let pending):
                 return .signature(PendingToken(route: self, pending: pending))
             }
@@ -497,9 +524,8 @@ public struct MultiProfileVerifier: Sendable {
             let verification = (consume outcome).verification
             switch consume verification {
             case .accepted(let verified):
-                let header = verified.header, claims = verified.claims.object
-                return ProfileVerification(error: nil, verifiedToken: consume verified, signatureVerified: true, splitHeader: header,
-                                           claims: claims, leeway: leeway, profile: name, payloadRange: payload, window: window)
+                // The verified token's payload range is the split's (`payload`).
+                return ProfileVerification(accepted: verified, leeway: leeway, profile: name, window: window)
             case .refused(let error, let signatureVerified, let header, let claims):
                 return ProfileVerification(error: error, signatureVerified: signatureVerified, splitHeader: header,
                                            claims: claims ?? routingClaims, leeway: leeway, profile: name, payloadRange: payload,

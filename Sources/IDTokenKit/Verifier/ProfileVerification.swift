@@ -54,8 +54,11 @@ public struct ProfileVerification: Sendable {
     }
 
     /// The outcome of a token accepted by the profile `profile`: its header, claims and payload range are the
-    /// verified token's. Assigned in place, the token moved in: a verified-token cache's hit makes one on every request.
-    package init(accepted verified: consuming VerifiedToken, leeway: Double, profile: String) {
+    /// verified token's, and `window` the time window the verifier's time check computed (nil for a cache's hit,
+    /// whose window the claims give). Assigned in place, the token moved in: a verified-token cache's hit makes one
+    /// on every request, and every token a profile accepts one more.
+    package init(accepted verified: consuming VerifiedToken, leeway: Double, profile: String, window: TimeWindow? = nil) {
+        self.window = window
         error = nil
         signatureVerified = true
         splitHeader = verified.header
