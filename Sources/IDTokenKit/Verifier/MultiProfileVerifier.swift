@@ -333,19 +333,12 @@ public struct MultiProfileVerifier: Sendable {
         fileprivate let route: Route
         fileprivate let pending: IDTokenVerifier.PendingSignature
 
-        /// The split token, and the key its header chose (checked against the profile's algorithms).
+        /// The split token (a copy: ``withSignatureInput(of:_:)`` lends it to a batch where it lies).
         package var jws: CompactJWS { pending.jws }
-        package var key: PublicKey { pending.key }
 
-        /// Lends `body` the split token and the key its header chose where they are: the properties above return
-        /// copies, which retain and release each of the token's references.
-        @inline(__always)
-        package func withSignatureInput<R>(_ body: (borrowing CompactJWS, borrowing PublicKey) -> R) -> R {
-            body(pending.jws, pending.key)
-        }
-
-        /// ``withSignatureInput(_:)`` for a token in memory the caller holds: read through the pointer, not first
-        /// copied out of it (a method called on `pointer.pointee` gets a copy, as `body` could write there).
+        /// Lends `body` the split token and the key its header chose (checked against the profile's algorithms)
+        /// where they lie in memory the caller holds, read through the pointer: a method called on `pointer.pointee`
+        /// would get a copy, as `body` could write there, and a copy retains and releases each of the token's references.
         @inline(__always)
         package static func withSignatureInput<R>(of token: UnsafePointer<PendingToken>,
                                                   _ body: (borrowing CompactJWS, borrowing PublicKey) -> R) -> R {
